@@ -1,0 +1,65 @@
+"""Satchel packs retrieved evidence into an LLM prompt.
+
+Within a hard token budget it decides which candidates enter the prompt, in what
+form, in what order and under what labels, and records what it did with every
+one of them in a manifest::
+
+    import satchel
+    result = satchel.pack(chunks, "How long do I have to return a lamp?", model="gpt-4o")
+    result.messages   # [{"role": "system", ...}, {"role": "user", ...}]
+    result.labels     # {"S1": "returns-policy#1", ...}
+    result.manifest   # one entry per candidate: kept or dropped, and why
+"""
+
+from ._budget import Budget
+from ._chunk import ROLES, Chunk, Priority
+from ._errors import (
+    BudgetError,
+    ConfigError,
+    InputError,
+    ModelError,
+    PackError,
+    TokenizerError,
+    UnknownModelError,
+)
+from ._manifest import ManifestEntry, PackResult, TokenUsage
+from ._models import ModelProfile, get_model, known_models, register_model
+from ._order import ORDERS
+from ._pack import Packer, pack
+from ._render import DEFAULT_SYSTEM, escape_attr, escape_text, unescape
+from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
+from .window import ContextWindow, WindowUsage
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "ORDERS",
+    "ROLES",
+    "Budget",
+    "BudgetError",
+    "Chunk",
+    "ConfigError",
+    "ContextWindow",
+    "InputError",
+    "ManifestEntry",
+    "ModelError",
+    "ModelProfile",
+    "PackError",
+    "PackResult",
+    "Packer",
+    "Priority",
+    "TokenCounter",
+    "TokenUsage",
+    "Tokenizer",
+    "UnknownModelError",
+    "WindowUsage",
+    "escape_attr",
+    "escape_text",
+    "get_model",
+    "known_models",
+    "pack",
+    "register_model",
+    "resolve_tokenizer",
+    "unescape",
+]

@@ -1,0 +1,247 @@
+"""Admit: walk the ranked candidates and take each one that fits.
+
+Seed 001's fill loop and seed 004's priority window are the same loop: candidates
+are visited by priority tier (CRITICAL first) and rank within a tier; one that
+does not fit is skipped and the next one is tried. A CRITICAL candidate that
+cannot fit raises :class:`BudgetError`. Every candidate ends with a
+:class:`Decision` that says what happened to it and why.
+
+Admission also applies the second dedupe pass (see :mod:`satchel._dedupe`):
+neighbours of one document merge into one source, and sentences that were
+already sent are left out. Costs come from a caller-supplied function so the
+same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ._chunk import Chunk, Priority
+from ._dedupe import DedupeReport, Ledger
+from ._errors import BudgetError
+
+__all__ = ["Admission", "Decision", "Draft", "admit"]
+
+
+@dataclass(slots=True)
+class Draft:
+    """A source being built: one chunk, or neighbours of one document merged."""
+
+    members: list[Chunk]
+    text: str
+    rank: int
+    #: (doc_id, start, end) while the text is still exactly that slice of the document
+    span: tuple[str, int, int] | None
+    cost: int = 0
+
+    @property
+    def lead(self) -> Chunk:
+        return self.members[0]
+
+
+@dataclass(slots=True)
+class Decision:
+    """What happened to one candidate."""
+
+    status: str  # "kept" or "dropped"
+    reason: str
+    stage: str  # "dedupe", "admit" or "verify"
+    duplicate_of: str | None = None
+    merged_into: str | None = None
+    removed_sentences: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(slots=True)
+class Admission:
+    sources: list[Draft] = field(default_factory=list)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    used: int = 0
+
+
+CostFn = Callable[[Sequence[Chunk], str, int], int]
+"""cost(members, text, provisional label number) -> tokens the source takes in the prompt."""
+
+
+def admit(
+    ranked: Sequence[Chunk],
+    budget: int,
+    cost: CostFn,
+    *,
+    report: DedupeReport | None = None,
+    sentences: bool = True,
+    neighbours: bool = True,
+    max_sources: int | None = None,
+    text_tokens: Callable[[str], int] | None = None,
+    max_chunk_tokens: int | None = None,
+) -> Admission:
+    """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens."""
+    out = Admission()
+    ledger = Ledger() if sentences else None
+    by_doc: dict[str, list[Draft]] = {}
+    report = report or DedupeReport()
+    for position, chunk in enumerate(ranked):
+        critical = chunk.priority == Priority.CRITICAL
+        dup = report.duplicate_of.get(position)
+        if dup is not None:
+            original, similarity = dup
+            kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {similarity:.2f})"
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"duplicate: {kind} of {ranked[original].id}, which ranks higher",
+                "dedupe",
+                duplicate_of=ranked[original].id,
+            )
+            continue
+        if max_sources is not None and not critical and len(out.sources) >= max_sources:
+            out.decisions[chunk.id] = Decision(
+                "dropped", f"source cap: {max_sources} sources already admitted (max_sources)", "admit"
+            )
+            continue
+        if max_chunk_tokens is not None and not critical and text_tokens is not None:
+            size = text_tokens(chunk.text)
+            if size > max_chunk_tokens:
+                out.decisions[chunk.id] = Decision(
+                    "dropped",
+                    f"over the per-chunk cap: {size} tokens > max_chunk_tokens={max_chunk_tokens}",
+                    "admit",
+                )
+                continue
+        left = budget - out.used
+        if neighbours and chunk.doc_id is not None and chunk.start is not None:
+            merged = _merge_neighbours(chunk, position, by_doc, out, left, cost, ledger, critical)
+            if merged:
+                continue
+        if ledger is not None and position in report.sharing:
+            fresh = ledger.fresh(chunk.text)
+        else:
+            fresh = None
+        if fresh is not None and fresh.removed and not fresh.text:
+            where = sorted({seen for _, seen in fresh.removed})
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"duplicate: every sentence was already sent (in {', '.join(where)})",
+                "dedupe",
+                duplicate_of=where[0],
+                removed_sentences=fresh.removed,
+            )
+            continue
+        text = fresh.text if fresh is not None else chunk.text
+        removed = fresh.removed if fresh is not None else ()
+        span = None
+        if chunk.doc_id is not None and chunk.start is not None and not removed:
+            span = (chunk.doc_id, chunk.start, chunk.end)
+        draft = Draft([chunk], text, position + 1, span)
+        draft.cost = cost(draft.members, text, len(out.sources) + 1)
+        if draft.cost > left:
+            if critical:
+                raise BudgetError(
+                    f"CRITICAL candidate {chunk.id!r} needs {draft.cost} tokens but only {left} "
+                    f"of the {budget}-token source budget are left; shorten it, raise the "
+                    "budget, or lower its priority"
+                )
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"does not fit: needs {draft.cost} tokens, {left} of {budget} left",
+                "admit",
+                removed_sentences=removed,
+            )
+            continue
+        out.sources.append(draft)
+        out.used += draft.cost
+        if span is not None:
+            by_doc.setdefault(span[0], []).append(draft)
+        if ledger is not None:
+            ledger.record(text, chunk.id)
+        reason = "admitted"
+        if removed:
+            reason = f"admitted without {len(removed)} sentence(s) already sent"
+        out.decisions[chunk.id] = Decision("kept", reason, "admit", removed_sentences=removed)
+    return out
+
+
+def _merge_neighbours(
+    chunk: Chunk,
+    position: int,
+    by_doc: dict[str, list[Draft]],
+    out: Admission,
+    left: int,
+    cost: CostFn,
+    ledger: Ledger | None,
+    critical: bool,
+) -> bool:
+    """Merge ``chunk`` into admitted sources of its document that it overlaps or touches.
+
+    Returns True when the chunk has been decided here (merged, covered, or too
+    big to merge); False when it has no neighbour and goes the ordinary way.
+    """
+    assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
+    drafts = by_doc.get(chunk.doc_id, [])
+    touching = [d for d in drafts if d.span and d.span[1] <= chunk.end and chunk.start <= d.span[2]]
+    if not touching:
+        return False
+    for d in touching:
+        assert d.span is not None
+        if d.span[1] <= chunk.start and chunk.end <= d.span[2]:
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"duplicate: its text is already sent inside {d.lead.id} (same document, "
+                f"characters {chunk.start}-{chunk.end})",
+                "dedupe",
+                duplicate_of=d.lead.id,
+            )
+            return True
+    pieces = sorted(
+        [(d.span[1], d.span[2], d.text) for d in touching if d.span] + [(chunk.start, chunk.end, chunk.text)]
+    )
+    text, cursor = "", pieces[0][0]
+    for start, end, piece in pieces:
+        if end <= cursor:
+            continue
+        text += piece[max(0, cursor - start) :]
+        cursor = end
+    lead_draft = min(touching, key=lambda d: d.rank)
+    merged = Draft(
+        [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk],
+        text,
+        lead_draft.rank,
+        (chunk.doc_id, pieces[0][0], cursor),
+    )
+    old_cost = sum(d.cost for d in touching)
+    label = out.sources.index(lead_draft) + 1
+    merged.cost = cost(merged.members, text, label)
+    extra = merged.cost - old_cost
+    if extra > left:
+        if critical:
+            raise BudgetError(
+                f"CRITICAL candidate {chunk.id!r} needs {extra} more tokens to join "
+                f"{lead_draft.lead.id} but only {left} are left; raise the budget or lower its priority"
+            )
+        out.decisions[chunk.id] = Decision(
+            "dropped",
+            f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} left",
+            "admit",
+        )
+        return True
+    index = out.sources.index(lead_draft)
+    out.sources[index] = merged
+    for d in touching:
+        if d is not lead_draft:
+            out.sources.remove(d)
+        by_doc[chunk.doc_id].remove(d)
+    by_doc[chunk.doc_id].append(merged)
+    out.used += extra
+    if ledger is not None:
+        ledger.record(text, lead_draft.lead.id)
+    for d in touching:
+        for m in d.members:
+            if m is not lead_draft.lead and out.decisions[m.id].merged_into != lead_draft.lead.id:
+                out.decisions[m.id].merged_into = lead_draft.lead.id
+    out.decisions[chunk.id] = Decision(
+        "kept",
+        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once",
+        "dedupe",
+        merged_into=lead_draft.lead.id,
+    )
+    return True
+

@@ -1,0 +1,93 @@
+"""Plan: the context window minus its reserves is the source budget.
+
+Seed 001's order: reserve the system instructions, the question and any history,
+the answer, and anything else the prompt must carry; what is left is for sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._errors import BudgetError, ConfigError
+
+__all__ = ["Budget"]
+
+
+def _count(name: str, value: object, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(
+            f"{name}={value!r} must be a non-negative whole number of tokens"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Where the tokens of one context window go.
+
+    ``Budget(context_window=2048, system=350, question=40, history=0,
+    answer=500).sources == 1158``. ``contract`` is the fixed slice for the output
+    contract (seed 003) and ``other`` anything else the prompt carries (chat
+    framing is counted into the reserve of the message it frames). ``cap``
+    optionally limits the sources below what the window allows.
+    """
+
+    context_window: int
+    system: int = 0
+    question: int = 0
+    history: int = 0
+    answer: int = 0
+    contract: int = 0
+    other: int = 0
+    cap: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("context_window", "system", "question", "history", "answer", "contract", "other"):
+            _count(name, getattr(self, name))
+        _count("source_budget", self.cap, allow_none=True)
+        if self.context_window == 0:
+            raise ConfigError("context_window=0 leaves no room; give the model's window in tokens")
+        if self.reserved > self.context_window:
+            raise BudgetError(
+                f"the reserves need {self.reserved} tokens but the window holds "
+                f"{self.context_window} ({self._breakdown()}); shorten the system text, "
+                "question or history, lower reserve_answer, or use a model with a larger window"
+            )
+
+    @property
+    def reserved(self) -> int:
+        """Tokens set aside before any source is admitted."""
+        return self.system + self.question + self.history + self.answer + self.contract + self.other
+
+    @property
+    def sources(self) -> int:
+        """The source budget: what the window leaves after the reserves, within ``cap``."""
+        left = self.context_window - self.reserved
+        return left if self.cap is None else min(left, self.cap)
+
+    @property
+    def prompt_limit(self) -> int:
+        """The most tokens the prompt itself may use (the window less the answer reserve)."""
+        return self.context_window - self.answer
+
+    def _breakdown(self) -> str:
+        parts = [
+            f"{name} {getattr(self, name)}"
+            for name in ("system", "question", "history", "answer", "contract", "other")
+            if getattr(self, name)
+        ]
+        return ", ".join(parts) or "nothing"
+
+    def to_dict(self) -> dict[str, int | None]:
+        return {
+            "context_window": self.context_window,
+            "system": self.system,
+            "question": self.question,
+            "history": self.history,
+            "answer": self.answer,
+            "contract": self.contract,
+            "other": self.other,
+            "cap": self.cap,
+            "sources": self.sources,
+        }

@@ -1,0 +1,285 @@
+"""The candidate: one retrieved chunk as Satchel receives it.
+
+A :class:`Chunk` is a frozen value. Plain dicts with the same keys are accepted
+wherever chunks are; :func:`as_chunks` turns a mixed list into chunks and checks
+everything once, so the stages after it never validate again.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ._errors import InputError
+
+__all__ = ["ROLES", "Chunk", "Priority", "as_chunks", "parse_date"]
+
+#: Evidence roles of seed 003, strongest first.
+ROLES = ("decisive", "supporting", "background")
+
+
+class Priority(enum.IntEnum):
+    """Priority tiers of seed 004: lower numbers are admitted first.
+
+    CRITICAL content must fit or packing raises :class:`BudgetError`; the other
+    tiers are admitted in order while they fit, and what does not fit is dropped
+    with a reason.
+    """
+
+    CRITICAL = 0
+    HIGH = 1
+    MEDIUM = 2
+    LOW = 3
+
+
+_FIELDS = (
+    "id",
+    "text",
+    "score",
+    "rank",
+    "doc_id",
+    "start",
+    "end",
+    "title",
+    "section",
+    "updated",
+    "priority",
+    "role",
+    "metadata",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieved chunk.
+
+    ``id`` must be unique in a pack; ``text`` is sent verbatim (escaped).
+    ``score`` (higher is better) or ``rank`` (1 is best) give the retrieval
+    order; without either, input order is the rank. ``doc_id`` with ``start``
+    and ``end`` (character offsets of ``text`` in its document) let Satchel
+    merge neighbours of one document. ``updated`` is an ISO date shown to the
+    model and used by the chronological order.
+    """
+
+    id: str
+    text: str
+    score: float | None = None
+    rank: int | None = None
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    title: str | None = None
+    section: str | None = None
+    updated: str | None = None
+    priority: Priority = Priority.MEDIUM
+    role: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Chunk:
+        """Build a chunk from a dict with the same keys (unknown keys go to ``metadata``)."""
+        if not isinstance(data, Mapping):
+            raise InputError(
+                f"a candidate must be a satchel.Chunk or a dict, got {type(data).__name__}: "
+                f"{_short(data)}; pass {{'id': ..., 'text': ...}}"
+            )
+        known = {k: data[k] for k in _FIELDS if k in data}
+        extra = {k: v for k, v in data.items() if k not in _FIELDS}
+        if extra:
+            merged = dict(known.get("metadata") or {})
+            for k, v in extra.items():
+                merged.setdefault(k, v)
+            known["metadata"] = merged
+        if "id" not in known or "text" not in known:
+            missing = "id" if "id" not in known else "text"
+            raise InputError(
+                f"candidate {_short(dict(data))} has no {missing!r}; every candidate needs "
+                "'id' (unique string) and 'text'"
+            )
+        return cls(**known)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The chunk as a JSON-ready dict, leaving out empty optional fields."""
+        out: dict[str, Any] = {"id": self.id, "text": self.text}
+        for name in _FIELDS[2:]:
+            value = getattr(self, name)
+            if name == "priority":
+                if value != Priority.MEDIUM:
+                    out[name] = value.name.lower()
+            elif name == "metadata":
+                if value:
+                    out[name] = dict(value)
+            elif value is not None:
+                out[name] = value
+        return out
+
+    @property
+    def date(self) -> _dt.datetime | None:
+        """``updated`` as a datetime (a bare date is midnight), for sorting."""
+        return None if self.updated is None else parse_date(self.updated, self.id)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parse_date(value: str, chunk_id: str = "?") -> _dt.datetime:
+    """Parse an ISO date or datetime; naive datetimes are taken as UTC."""
+    try:
+        if len(value) == 10:
+            day = _dt.date.fromisoformat(value)
+            return _dt.datetime(day.year, day.month, day.day, tzinfo=_dt.timezone.utc)
+        moment = _dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(
+            f"candidate {chunk_id!r}: updated={value!r} is not an ISO date; "
+            "write it as YYYY-MM-DD (or an ISO datetime such as 2026-03-01T09:30:00Z)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=_dt.timezone.utc)
+
+
+def _check(chunk: Chunk) -> None:
+    """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
+    set_ = object.__setattr__
+    cid = chunk.id
+    if not isinstance(cid, str) or not cid.strip():
+        raise InputError(
+            f"candidate id must be a non-empty string, got {_short(cid)} "
+            f"({type(cid).__name__}); give each candidate a unique string id such as 'doc#3'"
+        )
+    if not isinstance(chunk.text, str):
+        raise InputError(
+            f"candidate {cid!r}: text must be a string, got {type(chunk.text).__name__}; "
+            "pass the chunk's text as str"
+        )
+    if not chunk.text.strip():
+        raise InputError(
+            f"candidate {cid!r}: text is empty; drop empty chunks before packing "
+            "(an empty source wastes tokens and a label)"
+        )
+    if chunk.score is not None:
+        if isinstance(chunk.score, bool) or not isinstance(chunk.score, (int, float)):
+            raise InputError(
+                f"candidate {cid!r}: score={_short(chunk.score)} is not a number; "
+                "pass a float (higher is better) or leave it out"
+            )
+        if not math.isfinite(chunk.score):
+            raise InputError(
+                f"candidate {cid!r}: score={chunk.score!r} is not finite; "
+                "replace NaN/inf scores by real numbers or leave the score out"
+            )
+        set_(chunk, "score", float(chunk.score))
+    if chunk.rank is not None and (
+        isinstance(chunk.rank, bool) or not isinstance(chunk.rank, int) or chunk.rank < 0
+    ):
+        raise InputError(
+            f"candidate {cid!r}: rank={_short(chunk.rank)} must be a non-negative integer "
+            "(1 = best); leave it out to use input order"
+        )
+    for name in ("doc_id", "title", "section"):
+        value = getattr(chunk, name)
+        if value is not None and not isinstance(value, str):
+            if isinstance(value, int) and not isinstance(value, bool) and name == "doc_id":
+                set_(chunk, name, str(value))
+            else:
+                raise InputError(
+                    f"candidate {cid!r}: {name}={_short(value)} must be a string or left out"
+                )
+    _check_offsets(chunk)
+    set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
+    set_(chunk, "priority", _priority(chunk.priority, cid))
+    if chunk.role is not None and chunk.role not in ROLES:
+        raise InputError(
+            f"candidate {cid!r}: role={_short(chunk.role)} is not one of {', '.join(ROLES)}; "
+            "use one of those or leave it out to let the role rule assign it"
+        )
+    if not isinstance(chunk.metadata, Mapping):
+        raise InputError(
+            f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}"
+        )
+    set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)))
+
+
+def _check_offsets(chunk: Chunk) -> None:
+    start, end, cid = chunk.start, chunk.end, chunk.id
+    if start is None and end is None:
+        return
+    if start is None or end is None:
+        raise InputError(
+            f"candidate {cid!r}: give both start and end (character offsets in the document) "
+            f"or neither; got start={start!r}, end={end!r}"
+        )
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(
+                f"candidate {cid!r}: {name}={_short(value)} must be a non-negative integer "
+                "character offset"
+            )
+    if end - start != len(chunk.text):
+        raise InputError(
+            f"candidate {cid!r}: end - start = {end - start} but the text has "
+            f"{len(chunk.text)} characters; start and end must be the character offsets of "
+            "exactly this text in its document (or leave both out)"
+        )
+    if chunk.doc_id is None:
+        raise InputError(
+            f"candidate {cid!r}: start/end are given without doc_id; offsets only mean "
+            "something inside one document, so add doc_id"
+        )
+
+
+def _normalise_updated(value: Any, cid: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise InputError(
+            f"candidate {cid!r}: updated={_short(value)} must be an ISO date string or a date"
+        )
+    value = value.strip()
+    parse_date(value, cid)
+    return value
+
+
+def _priority(value: Any, cid: str) -> Priority:
+    if isinstance(value, Priority):
+        return value
+    if isinstance(value, str) and value.upper() in Priority.__members__:
+        return Priority[value.upper()]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3:
+        return Priority(value)
+    raise InputError(
+        f"candidate {cid!r}: priority={_short(value)} is not a priority; use "
+        "satchel.Priority.CRITICAL/HIGH/MEDIUM/LOW, 0-3, or their names"
+    )
+
+
+def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, ...]:
+    """Turn candidates (chunks or dicts) into chunks and check that ids are unique."""
+    if isinstance(candidates, (str, bytes, Mapping)):
+        raise InputError(
+            f"candidates must be a list of chunks or dicts, got {type(candidates).__name__}; "
+            "wrap a single chunk in a list"
+        )
+    chunks = tuple(c if isinstance(c, Chunk) else Chunk.from_dict(c) for c in candidates)
+    seen: set[str] = set()
+    for chunk in chunks:
+        if chunk.id in seen:
+            raise InputError(
+                f"candidate id {chunk.id!r} appears more than once; ids must be unique "
+                "(suffix a position, e.g. 'doc#1', 'doc#2')"
+            )
+        seen.add(chunk.id)
+    return chunks

@@ -1,0 +1,225 @@
+"""Dedupe: exact copies, near-duplicates, conflicts, repeated sentences, neighbours.
+
+Two passes, because two kinds of repetition need two views:
+
+- :func:`find_duplicates` looks at the whole candidate list once, before
+  admission. Exact copies (same text after folding whitespace and case) and
+  near-duplicates (Jaccard similarity of word 3-shingles at or above a threshold)
+  are dropped in favour of the better-ranked copy. Shingles are compared with
+  numbers, capitalised names and negations masked out; if two texts match there
+  but differ in those protected details ("Plus costs $2.99" / "$3.99"), they are
+  *conflicting*, never duplicates: both stay and both are marked. Candidate pairs
+  come from an inverted index of shingles, so the work grows with the text, not
+  with the square of the candidate count.
+- :class:`Ledger` works during admission and remembers what was actually sent:
+  sentences (seed 001's "drop sentences that were already sent") and character
+  spans of documents (neighbours of one ``doc_id`` that overlap or touch are
+  merged into one source without repeating the overlap). Working on what was
+  sent, not on what was retrieved, means a sentence is never removed because of
+  a chunk that was later skipped for lack of room.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["DedupeReport", "Ledger", "find_duplicates", "normalise", "split_sentences"]
+
+_NUMBERISH = re.compile(r"\S*\d\S*")
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
+_DETAIL = re.compile(
+    r"\S*\d\S*|\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|\w*n't\b|\b[A-Z][\w'’-]*"
+)
+
+#: Shingles shared by more candidates than this are boilerplate, not evidence of
+#: duplication; skipping them keeps candidate generation near-linear.
+_POSTING_CAP = 64
+
+
+def normalise(text: str) -> str:
+    """Fold case and whitespace: the key for exact duplicates and repeated sentences."""
+    return " ".join(text.lower().split())
+
+
+def _masked_words(text: str) -> list[str]:
+    text = _NUMBERISH.sub(" # ", text)
+    text = _NEGATION.sub(" ", text)
+    text = _NAME.sub("^", text)
+    return text.lower().split()
+
+
+def protected_details(text: str) -> tuple[str, ...]:
+    """Numbers, dates, negations and capitalised names, in order: what must never be merged away."""
+    return tuple(m.group(0).lower() if _NEGATION.fullmatch(m.group(0)) else m.group(0)
+                 for m in _DETAIL.finditer(text))
+
+
+def _shingles(words: list[str]) -> set[tuple[str, ...]]:
+    if len(words) < 3:
+        return {tuple(words)}
+    return set(zip(words, words[1:], words[2:]))
+
+
+@dataclass(frozen=True, slots=True)
+class DedupeReport:
+    """What the first pass found, by index into the ranked candidate list."""
+
+    #: index -> (index of the better-ranked copy it repeats, similarity; 1.0 for exact)
+    duplicate_of: dict[int, tuple[int, float]] = field(default_factory=dict)
+    #: index -> indices of candidates it conflicts with (same wording, other details)
+    conflicts: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    #: indices that share a word 3-shingle with another candidate: only these can
+    #: repeat a sentence of another, so only these need sentence splitting
+    sharing: frozenset[int] = frozenset()
+
+
+def find_duplicates(
+    texts: Sequence[str], *, exact: bool = True, near: float | None = 0.8
+) -> DedupeReport:
+    """Find exact copies, near-duplicates and conflicts among ``texts`` (best-ranked first)."""
+    duplicate_of: dict[int, tuple[int, float]] = {}
+    conflicts: dict[int, list[int]] = {}
+    if exact:
+        first: dict[str, int] = {}
+        for i, text in enumerate(texts):
+            key = normalise(text)
+            if key in first:
+                duplicate_of[i] = (first[key], 1.0)
+            else:
+                first[key] = i
+    postings: dict[tuple[str, ...], list[int]] = {}
+    shingle_sets: list[set[tuple[str, ...]]] = []
+    details: dict[int, tuple[str, ...]] = {}
+    sharing: set[int] = set()
+    for i, text in enumerate(texts):
+        shingles = _shingles(_masked_words(text))
+        shingle_sets.append(shingles)
+        if i in duplicate_of:
+            # An exact copy adds nothing new to compare against; it only marks sharing.
+            sharing.add(i)
+            sharing.add(duplicate_of[i][0])
+            continue
+        overlap: dict[int, int] = {}
+        for sh in shingles:
+            posting = postings.get(sh)
+            if posting is None:
+                postings[sh] = [i]
+                continue
+            sharing.add(i)
+            if len(posting) <= _POSTING_CAP:
+                for j in posting:
+                    overlap[j] = overlap.get(j, 0) + 1
+                if len(posting) == 1:
+                    sharing.add(posting[0])
+            posting.append(i)
+        if near is None or not overlap:
+            continue
+        size = len(shingles)
+        for j in sorted(overlap):
+            other = shingle_sets[j]
+            # The capped count is a lower bound; only pairs that could reach the
+            # threshold get an exact intersection.
+            if overlap[j] < near * min(size, len(other)) * 0.5:
+                continue
+            inter = len(shingles & other)
+            similarity = inter / (size + len(other) - inter)
+            if similarity < near:
+                continue
+            mine = details.get(i)
+            if mine is None:
+                mine = details[i] = protected_details(text)
+            theirs = details.get(j)
+            if theirs is None:
+                theirs = details[j] = protected_details(texts[j])
+            if sorted(mine) == sorted(theirs):
+                if i not in duplicate_of:
+                    duplicate_of[i] = (j, round(similarity, 3))
+                break
+            conflicts.setdefault(i, []).append(j)
+            conflicts.setdefault(j, []).append(i)
+    # A candidate that duplicates another cannot also conflict with it.
+    final_conflicts = {
+        i: tuple(sorted(set(js))) for i, js in conflicts.items() if i not in duplicate_of
+    }
+    final_conflicts = {
+        i: tuple(j for j in js if j not in duplicate_of) for i, js in final_conflicts.items()
+    }
+    return DedupeReport(
+        duplicate_of=duplicate_of,
+        conflicts={i: js for i, js in final_conflicts.items() if js},
+        sharing=frozenset(sharing),
+    )
+
+
+# --- sentences -----------------------------------------------------------------
+
+#: Sentences shorter than this many words ("Yes.") are never treated as repeats:
+#: removing them saves nothing and can strip meaning from the chunk around them.
+MIN_SENTENCE_WORDS = 3
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans of ``text``, without surrounding whitespace (nupunkt's Punkt model)."""
+    import nupunkt
+
+    spans = []
+    for start, end in nupunkt.sent_spans(text):
+        piece = text[start:end]
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        lead = len(piece) - len(piece.lstrip())
+        spans.append((start + lead, start + lead + len(stripped)))
+    return spans
+
+
+@dataclass(frozen=True, slots=True)
+class Fresh:
+    """What is left of a candidate after removing what was already sent."""
+
+    text: str
+    #: (sentence, id of the source it was already sent in) for each removed sentence
+    removed: tuple[tuple[str, str], ...]
+
+
+class Ledger:
+    """What admission has sent so far: sentence keys and document spans."""
+
+    def __init__(self) -> None:
+        self._sentences: dict[str, str] = {}
+
+    def fresh(self, text: str) -> Fresh:
+        """``text`` without sentences already sent; runs of kept sentences stay verbatim."""
+        if not self._sentences:
+            return Fresh(text, ())
+        spans = split_sentences(text)
+        removed: list[tuple[str, str]] = []
+        runs: list[tuple[int, int]] = []
+        for start, end in spans:
+            sentence = text[start:end]
+            key = normalise(sentence)
+            seen_in = self._sentences.get(key) if key.count(" ") + 1 >= MIN_SENTENCE_WORDS else None
+            if seen_in is not None:
+                removed.append((sentence, seen_in))
+            elif runs and not text[runs[-1][1] : start].strip():
+                # Adjacent kept sentences stay joined exactly as written.
+                runs[-1] = (runs[-1][0], end)
+            else:
+                runs.append((start, end))
+        if not removed:
+            return Fresh(text, ())
+        return Fresh(" ".join(text[s:e] for s, e in runs), tuple(removed))
+
+    def record(self, text: str, source_id: str) -> None:
+        """Remember every sentence of ``text`` as sent in ``source_id``."""
+        for start, end in split_sentences(text):
+            key = normalise(text[start:end])
+            if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
+                self._sentences.setdefault(key, source_id)
+

@@ -1,0 +1,198 @@
+"""The manifest: what happened to every candidate, and the result of a pack.
+
+Seed 003: "the artifact worth producing is an ordered manifest: item IDs, token
+counts, provenance, and the compression ratio applied to each". Every candidate
+gets exactly one :class:`ManifestEntry`, kept or dropped, with its reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ._budget import Budget
+
+__all__ = ["ManifestEntry", "PackResult", "TokenUsage", "canonical_json", "format_trace"]
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """One candidate's fate.
+
+    ``tokens`` is what the candidate's own text costs (escaped, as it would be
+    sent); ``cost`` is what its source took in the prompt, enclosure included
+    (for a chunk merged into a neighbour: the extra tokens it added).
+    """
+
+    id: str
+    status: str
+    reason: str
+    stage: str
+    tokens: int
+    rank: int
+    cost: int = 0
+    sent_tokens: int = 0
+    label: str | None = None
+    position: int | None = None
+    score: float | None = None
+    priority: str = "MEDIUM"
+    role: str | None = None
+    duplicate_of: str | None = None
+    merged_into: str | None = None
+    conflicts_with: tuple[str, ...] = ()
+    sentences_removed: int = 0
+    compression: Mapping[str, Any] | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.status == "kept"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["conflicts_with"] = list(self.conflicts_with)
+        out["compression"] = dict(self.compression) if self.compression is not None else None
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token totals of a pack, counted on the rendered messages."""
+
+    prompt: int
+    system: int
+    history: int
+    question: int
+    sources: int
+    framing: int
+    answer_reserve: int
+    context_window: int
+    source_budget: int
+    exact: bool
+
+    @property
+    def free(self) -> int:
+        """Tokens of the window nobody used (neither prompt nor answer reserve)."""
+        return self.context_window - self.prompt - self.answer_reserve
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["free"] = self.free
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PackResult:
+    """What :func:`satchel.pack` returns."""
+
+    messages: tuple[Mapping[str, str], ...]
+    text: str
+    labels: Mapping[str, str | list[str]]
+    manifest: tuple[ManifestEntry, ...]
+    tokens: TokenUsage
+    budget: Budget
+    tokenizer: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    question: str = ""
+
+    @property
+    def kept(self) -> list[ManifestEntry]:
+        """Kept candidates in prompt order."""
+        return sorted((e for e in self.manifest if e.kept), key=lambda e: (e.position or 0, e.rank))
+
+    @property
+    def dropped(self) -> list[ManifestEntry]:
+        return [e for e in self.manifest if not e.kept]
+
+    def entry(self, chunk_id: str) -> ManifestEntry:
+        for e in self.manifest:
+            if e.id == chunk_id:
+                return e
+        raise KeyError(chunk_id)
+
+    def chat_messages(self) -> list[dict[str, str]]:
+        """The messages as fresh dicts, ready for a chat API."""
+        return [dict(m) for m in self.messages]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: messages, text, labels, one manifest entry per candidate, totals, budget, config."""
+        return {
+            "messages": self.chat_messages(),
+            "text": self.text,
+            "labels": {k: (list(v) if isinstance(v, list) else v) for k, v in self.labels.items()},
+            "manifest": [e.to_dict() for e in self.manifest],
+            "tokens": self.tokens.to_dict(),
+            "budget": self.budget.to_dict(),
+            "tokenizer": {"name": self.tokenizer, "exact": self.tokens.exact},
+            "config": dict(self.config),
+            "question": self.question,
+            "prompt_sha256": prompt_hash(self.text),
+        }
+
+    def trace(self) -> str:
+        """A readable table of every candidate and the budget."""
+        return format_trace(self.to_dict())
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: the same data always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def prompt_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _cell(value: Any, width: int) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_trace(data: Mapping[str, Any]) -> str:
+    """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table."""
+    tokens = data["tokens"]
+    budget = data["budget"]
+    lines = []
+    exact = "exact" if tokens.get("exact", True) else "ESTIMATED (not a guarantee)"
+    lines.append(
+        f"budget: window {budget['context_window']} = system {budget['system']} + question "
+        f"{budget['question']} + history {budget['history']} + answer {budget['answer']}"
+        + (f" + contract {budget['contract']}" if budget.get("contract") else "")
+        + (f" + other {budget['other']}" if budget.get("other") else "")
+        + f" + sources {budget['sources']}"
+        + (f" (capped at {budget['cap']})" if budget.get("cap") is not None else "")
+    )
+    lines.append(
+        f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "
+        f"{tokens['source_budget']}), answer reserve {tokens['answer_reserve']}, free "
+        f"{tokens['free']}; tokenizer {data.get('tokenizer', {}).get('name', '?')} ({exact})"
+    )
+    rows: list[Sequence[Any]] = []
+    for e in data["manifest"]:
+        rows.append(
+            (
+                e.get("position") or "-",
+                e.get("label") or "-",
+                e["id"],
+                e["status"],
+                e.get("role") or "-",
+                e["tokens"],
+                e.get("cost") or ("-" if e["status"] == "dropped" else 0),
+                e["reason"] + (f"; conflicts with {', '.join(e['conflicts_with'])}" if e.get("conflicts_with") else ""),
+            )
+        )
+    rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))
+    header = ("pos", "label", "id", "status", "role", "tokens", "cost", "reason")
+    widths = [3, 5, 28, 7, 10, 6, 5, 70]
+    lines.append("")
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(_cell(v, w).ljust(w) for v, w in zip(row, widths)).rstrip())
+    kept = sum(1 for e in data["manifest"] if e["status"] == "kept")
+    lines.append("")
+    lines.append(f"{kept} kept, {len(data['manifest']) - kept} dropped, order {data.get('config', {}).get('order', '?')}")
+    return "\n".join(lines)

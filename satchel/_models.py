@@ -1,0 +1,101 @@
+"""What Satchel knows about models: context window, tokenizer and chat framing.
+
+The registry maps a model name to a :class:`ModelProfile`. Dated snapshots
+(``gpt-4o-2024-08-06``) resolve to their family by the longest registered prefix.
+``register_model`` adds or replaces an entry, for a private deployment or a local
+model.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import ConfigError, UnknownModelError
+
+__all__ = ["ModelProfile", "get_model", "known_models", "register_model"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """A model's window and how its chat format costs tokens.
+
+    ``message_overhead`` is what the chat format adds around each message's
+    content and ``reply_overhead`` what it adds to prime the answer; both count
+    against the window. ``tokenizer`` is an encoding name, a tokenizer.json path,
+    or a callable (see :func:`satchel.resolve_tokenizer`).
+    """
+
+    name: str
+    context_window: int
+    tokenizer: Any
+    message_overhead: int = 0
+    reply_overhead: int = 0
+
+
+# OpenAI's chat format costs 3 tokens per message (<|start|>role...<|message|>
+# ... <|end|>) and 3 to prime the reply, as OpenAI's own counting guide states.
+def _openai(name: str, window: int, encoding: str = "o200k_base") -> ModelProfile:
+    return ModelProfile(name, window, encoding, message_overhead=3, reply_overhead=3)
+
+
+_REGISTRY: dict[str, ModelProfile] = {
+    p.name: p
+    for p in (
+        _openai("gpt-4o", 128_000),
+        _openai("gpt-4o-mini", 128_000),
+        _openai("chatgpt-4o-latest", 128_000),
+        _openai("gpt-4.1", 1_047_576),
+        _openai("gpt-4.1-mini", 1_047_576),
+        _openai("gpt-4.1-nano", 1_047_576),
+        _openai("gpt-4.5-preview", 128_000),
+        _openai("gpt-5", 400_000),
+        _openai("gpt-5-mini", 400_000),
+        _openai("gpt-5-nano", 400_000),
+        _openai("o1", 200_000),
+        _openai("o1-mini", 128_000),
+        _openai("o3", 200_000),
+        _openai("o3-mini", 200_000),
+        _openai("o4-mini", 200_000),
+        _openai("gpt-4-turbo", 128_000, "cl100k_base"),
+        _openai("gpt-4", 8_192, "cl100k_base"),
+        _openai("gpt-4-32k", 32_768, "cl100k_base"),
+        _openai("gpt-3.5-turbo", 16_385, "cl100k_base"),
+    )
+}
+
+
+def register_model(profile: ModelProfile) -> None:
+    """Add or replace a model in the registry."""
+    if not isinstance(profile, ModelProfile):
+        raise ConfigError(f"register_model needs a ModelProfile, got {type(profile).__name__}")
+    if profile.context_window <= 0:
+        raise ConfigError(
+            f"model {profile.name!r}: context_window={profile.context_window} must be positive"
+        )
+    _REGISTRY[profile.name] = profile
+
+
+def known_models() -> list[str]:
+    """Registered model names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_model(name: str) -> ModelProfile:
+    """The profile of ``name``, or of its longest registered prefix (dated snapshots)."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"model={name!r} must be a model name such as 'gpt-4o'")
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    for length in range(len(name) - 1, 0, -1):
+        prefix = name[:length]
+        if prefix in _REGISTRY and name[length] in "-:@":
+            return _REGISTRY[prefix]
+    close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise UnknownModelError(
+        f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), "
+        "or pass context_window= and tokenizer= for this one, or register it with "
+        "satchel.register_model(satchel.ModelProfile(...))"
+    )

