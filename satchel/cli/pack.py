@@ -1,0 +1,146 @@
+"""``satchel pack``: pack a request file (or the built-in example) and print it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from typing import Any
+
+from .._errors import InputError
+from .._manifest import canonical_json
+from .._order import ORDERS
+from .._pack import Packer
+from . import command
+
+FORMATS = ("text", "messages", "json", "trace")
+
+#: pack() keyword names a JSON request may carry next to candidates and question
+REQUEST_KEYS = set(Packer.__dataclass_fields__) - {"_profile", "_counter", "_stages"} | {"system", "history"}
+
+
+def example_request() -> dict[str, Any]:
+    """The built-in example: a help-centre question with tricky candidates."""
+    text = resources.files("satchel").joinpath("examples/brightgrid.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    data.pop("_about", None)
+    return data
+
+
+def read_request(path: str, question: str | None) -> dict[str, Any]:
+    """A JSON request object, or JSONL candidates (one per line) with --question."""
+    if path == "-":
+        raw = sys.stdin.read()
+        name = "stdin"
+    else:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise InputError(f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin") from None
+        name = path
+    try:
+        whole = json.loads(raw)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and "candidates" in whole:
+        data = whole
+        unknown = set(data) - REQUEST_KEYS - {"candidates", "question"}
+        if unknown:
+            raise InputError(
+                f"{name}: unknown key(s) {', '.join(sorted(unknown))}; a request holds candidates, question "
+                "and pack() options"
+            )
+    elif isinstance(whole, list):
+        data = {"candidates": whole}
+    else:
+        candidates = []
+        for n, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                candidates.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{name} line {n} is not valid JSON ({exc}); give a JSON request object with "
+                    "'candidates', a JSON list, or one candidate object per line"
+                ) from None
+        data = {"candidates": candidates}
+    if question is not None:
+        data["question"] = question
+    if not data.get("question"):
+        raise InputError(f"{name} has no question; put 'question' in the request or pass --question")
+    return data
+
+
+def add_pack_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by every command that packs."""
+    p.add_argument("--model", help="model name (sets window, tokenizer and chat framing); default gpt-4o")
+    p.add_argument("--context-window", type=int, help="window in tokens (overrides the model's)")
+    p.add_argument("--tokenizer", help="o200k_base, cl100k_base, a tokenizer.json path, or 'estimate'")
+    p.add_argument("--reserve-answer", type=int, help="tokens kept free for the answer (default 512)")
+    p.add_argument("--reserve-other", type=int, help="tokens kept free for anything else the prompt carries")
+    p.add_argument("--source-budget", type=int, help="cap on the tokens the sources may use")
+    p.add_argument("--order", choices=sorted(ORDERS), help="source order (default relevance)")
+    p.add_argument("--max-sources", type=int, help="keep at most this many sources")
+    p.add_argument("--max-chunk-tokens", type=int, help="skip any chunk longer than this")
+    p.add_argument("--no-dedupe", action="store_true", help="send repeats as they are")
+    p.add_argument("--system", help="system instructions (default: a short grounded instruction)")
+
+
+def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
+    """Request keys, overridden by whatever was given on the command line."""
+    options = {k: v for k, v in request.items() if k not in ("candidates", "question")}
+    for name in ("model", "context_window", "tokenizer", "reserve_answer", "reserve_other", "source_budget",
+                 "order", "max_sources", "max_chunk_tokens", "system"):
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    if getattr(args, "no_dedupe", False):
+        options["dedupe"] = False
+    return options
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="JSON request or JSONL candidates; - for stdin")
+    p.add_argument("--example", action="store_true", help="use the built-in example request")
+    p.add_argument("--question", help="the question (required with JSONL candidates)")
+    add_pack_options(p)
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text: the prompt; messages: chat messages JSON; json: the whole result; "
+                        "trace: a table of every candidate and the budget")
+    p.add_argument("--log", metavar="LOG", help="also append the pack to this JSONL manifest log")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._pack import pack
+
+    if args.example == bool(args.file):
+        raise InputError("give a request FILE (or - for stdin), or --example, but not both")
+    request = example_request() if args.example else read_request(args.file, args.question)
+    if args.example and args.question:
+        request["question"] = args.question
+    options = pack_options(args, request)
+    result = pack(request["candidates"], request["question"], **options)
+    if args.log:
+        from ..log import append_log
+
+        append_log(args.log, result)
+    if args.format == "text":
+        print(result.text)
+    elif args.format == "messages":
+        print(json.dumps(result.chat_messages(), indent=2, ensure_ascii=False))
+    elif args.format == "json":
+        print(canonical_json(result.to_dict()))
+    else:
+        print(result.trace())
+    return 0
+
+
+command(
+    "pack",
+    "Pack candidates (a JSON request, JSONL with --question, or --example) and print the prompt.",
+    add_arguments,
+    run,
+)
