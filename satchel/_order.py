@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from ._errors import ConfigError
 
-__all__ = ["ORDERS", "apply_order", "order"]
+__all__ = ["ORDERS", "apply_order", "check_order", "order"]
 
 T = TypeVar("T")
 OrderFn = Callable[[Sequence[T]], list[T]]
@@ -64,11 +64,31 @@ def chronological(ranked: Sequence[T]) -> list[T]:
     return dated + undated
 
 
-def apply_order(name: str, ranked: Sequence[T]) -> list[T]:
-    """Put ``ranked`` (best first) into the order called ``name``."""
-    fn = ORDERS.get(name)
-    if fn is None:
+def check_order(spec: str | Callable[..., list]) -> None:
+    """Accept a registered order name or a callable; anything else is a clear error."""
+    if callable(spec):
+        return
+    if not isinstance(spec, str) or spec not in ORDERS:
         raise ConfigError(
-            f"unknown order {name!r}; choose one of {', '.join(sorted(ORDERS))}"
+            f"unknown order {spec!r}; choose one of {', '.join(sorted(ORDERS))}, or pass a "
+            "callable that takes the sources best-first and returns them in prompt order"
         )
-    return fn(ranked)
+
+
+def apply_order(spec: str | Callable[..., list], ranked: Sequence[T]) -> list[T]:
+    """Put ``ranked`` (best first) into the order ``spec`` (a registered name or a callable).
+
+    A callable receives the admitted sources best-ranked first (each with
+    ``lead``, ``members``, ``rank`` and ``text``) and must return the same
+    sources, each once, in prompt order; the ablation harness uses this for
+    reversed and permuted orders.
+    """
+    check_order(spec)
+    fn = spec if callable(spec) else ORDERS[spec]
+    out = list(fn(list(ranked)))
+    if len(out) != len(ranked) or {id(x) for x in out} != {id(x) for x in ranked}:
+        raise ConfigError(
+            f"order {getattr(fn, '__name__', fn)!r} must return each admitted source exactly once; "
+            f"got {len(out)} items for {len(ranked)} sources"
+        )
+    return out

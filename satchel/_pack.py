@@ -6,7 +6,7 @@ Each stage lives in its own module; this one only composes them. A
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from ._dedupe import DedupeReport, find_duplicates
 from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
-from ._order import ORDERS, apply_order
+from ._order import apply_order, check_order
 from ._render import (
     DEFAULT_METADATA,
     DEFAULT_SYSTEM,
@@ -90,7 +90,7 @@ class Packer:
     reserve_answer: int = 512
     reserve_other: int = 0
     source_budget: int | None = None
-    order: str = "relevance"
+    order: str | Callable[..., list] = "relevance"
     dedupe: bool | Iterable[str] = True
     near_duplicate: float = 0.8
     max_sources: int | None = None
@@ -135,8 +135,7 @@ class Packer:
             raise ConfigError(
                 f"source_budget={self.source_budget!r} must be a non-negative whole number of tokens or None"
             )
-        if self.order not in ORDERS:
-            raise ConfigError(f"unknown order {self.order!r}; choose one of {', '.join(sorted(ORDERS))}")
+        check_order(self.order)
         _positive_or_none("max_sources", self.max_sources)
         _positive_or_none("max_chunk_tokens", self.max_chunk_tokens)
         if isinstance(self.near_duplicate, bool) or not isinstance(self.near_duplicate, (int, float)) or not 0 < self.near_duplicate <= 1:
@@ -167,7 +166,7 @@ class Packer:
             "reserve_answer": self.reserve_answer,
             "reserve_other": self.reserve_other,
             "source_budget": self.source_budget,
-            "order": self.order,
+            "order": self.order if isinstance(self.order, str) else getattr(self.order, "__name__", "custom"),
             "dedupe": sorted(self._stages, key=DEDUPE_STAGES.index),
             "near_duplicate": self.near_duplicate,
             "max_sources": self.max_sources,
