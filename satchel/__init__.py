@@ -22,7 +22,7 @@ from ._errors import (
     TokenizerError,
     UnknownModelError,
 )
-from ._manifest import ManifestEntry, PackResult, TokenUsage
+from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model, known_models, register_model
 from ._order import ORDERS
 from ._pack import Packer, pack
@@ -47,6 +47,7 @@ __all__ = [
     "ModelProfile",
     "PackError",
     "PackResult",
+    "PackedSource",
     "Packer",
     "Priority",
     "TokenCounter",

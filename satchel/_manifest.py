@@ -15,7 +15,29 @@ from typing import Any
 
 from ._budget import Budget
 
-__all__ = ["ManifestEntry", "PackResult", "TokenUsage", "canonical_json", "format_trace"]
+__all__ = ["ManifestEntry", "PackResult", "PackedSource", "TokenUsage", "canonical_json", "format_trace"]
+
+
+@dataclass(frozen=True, slots=True)
+class PackedSource:
+    """One enclosure as sent: its label, the chunk ids it holds, and its text (unescaped)."""
+
+    label: str
+    position: int
+    ids: tuple[str, ...]
+    text: str
+    attributes: tuple[tuple[str, str], ...]
+    cost: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "position": self.position,
+            "ids": list(self.ids),
+            "text": self.text,
+            "attributes": dict(self.attributes),
+            "cost": self.cost,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +116,7 @@ class PackResult:
     tokens: TokenUsage
     budget: Budget
     tokenizer: str
+    sources: tuple[PackedSource, ...] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
     question: str = ""
 
@@ -123,6 +146,7 @@ class PackResult:
             "text": self.text,
             "labels": {k: (list(v) if isinstance(v, list) else v) for k, v in self.labels.items()},
             "manifest": [e.to_dict() for e in self.manifest],
+            "sources": [s.to_dict() for s in self.sources],
             "tokens": self.tokens.to_dict(),
             "budget": self.budget.to_dict(),
             "tokenizer": {"name": self.tokenizer, "exact": self.tokens.exact},

@@ -15,7 +15,7 @@ from ._budget import Budget
 from ._chunk import Chunk, Priority, as_chunks
 from ._dedupe import DedupeReport, find_duplicates
 from ._errors import BudgetError, ConfigError, InputError
-from ._manifest import ManifestEntry, PackResult, TokenUsage
+from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
 from ._order import apply_order, check_order
 from ._render import (
@@ -244,6 +244,17 @@ class Packer:
             tokens=usage,
             budget=budget,
             tokenizer=count.name,
+            sources=tuple(
+                PackedSource(
+                    label=f"S{n}",
+                    position=n,
+                    ids=tuple(m.id for m in d.members),
+                    text=d.text,
+                    attributes=tuple(self._attrs(d.lead)),
+                    cost=d.cost,
+                )
+                for n, d in enumerate(ordered, start=1)
+            ),
             config=self.config(),
             question=question,
         )
