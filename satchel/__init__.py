@@ -13,6 +13,7 @@ one of them in a manifest::
 
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority
+from ._dedupe import split_sentences
 from ._errors import (
     BudgetError,
     ConfigError,
@@ -62,5 +63,6 @@ __all__ = [
     "pack",
     "register_model",
     "resolve_tokenizer",
+    "split_sentences",
     "unescape",
 ]

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = pathlib.Path(__import__("os").environ.get("SATCHEL_SHARED", ROOT.parent / "shared"))
+SEEDS = SHARED / "seeds"
+
+
+def words(text: str) -> int:
+    """A whitespace tokenizer: one token per word, so seed examples can state token counts."""
+    return len(text.split())
+
+
+@pytest.fixture
+def seed_text():
+    def read(name: str) -> str:
+        path = next(SEEDS.glob(f"{name}_*.txt"), None)
+        if path is None:
+            pytest.skip(f"seed {name} not found under {SEEDS}; put ../shared beside the repo")
+        return path.read_text(encoding="utf-8")
+
+    return read

@@ -1,0 +1,81 @@
+"""Seed 004's priority window, on the same engine as pack()."""
+
+from __future__ import annotations
+
+import pytest
+
+import satchel
+from satchel import ContextWindow, Priority
+
+
+def test_priority_values():
+    assert [p.value for p in (Priority.CRITICAL, Priority.HIGH, Priority.MEDIUM, Priority.LOW)] == [0, 1, 2, 3]
+
+
+def _usage_example(sizes: list[int]) -> tuple[str, satchel.WindowUsage, ContextWindow]:
+    window = ContextWindow("gpt-4o")
+    window.add_block("You are an expert Python developer. Answer concisely.", Priority.CRITICAL, "system")
+    window.add_block("How do I implement a binary search tree in Python?", Priority.HIGH, "query")
+    for i, size in enumerate(sizes):
+        window.add_block(" node" * size, Priority.MEDIUM, f"rag_{i}")
+    window.add_block("Here's an example implementation...", Priority.LOW, "example")
+    prompt = window.assemble(max_tokens=8000)
+    return prompt, window.usage(), window
+
+
+def test_usage_example_reproduces_the_best_practice_lines():
+    # Size the retrieved documents so two fill the window, as in seed 004's
+    # "Included: system, query, rag_0, rag_1 / Excluded: rag_2, rag_3, example".
+    probe = ContextWindow("gpt-4o")
+    fixed = probe.count_tokens(
+        "You are an expert Python developer. Answer concisely.\n\n"
+        "How do I implement a binary search tree in Python?\n\n\n\n"
+    )
+    # The largest document size at which two of them still fit leaves too little
+    # room for anything else, which is the situation the seed describes.
+    for size in range((8000 - fixed) // 2, 0, -1):
+        prompt, stats, window = _usage_example([size] * 4)
+        if "rag_1" in stats.included:
+            break
+    assert f"Included: {', '.join(stats.included)}" == "Included: system, query, rag_0, rag_1"
+    assert f"Excluded: {', '.join(stats.excluded)}" == "Excluded: rag_2, rag_3, example"
+    assert stats.tokens_used == window.count_tokens(prompt) <= 8000
+    assert prompt.startswith("You are an expert Python developer.")
+
+
+def test_skips_what_does_not_fit_and_continues():
+    prompt, stats, _ = _usage_example([7000, 500, 300])
+    assert stats.included == ("system", "query", "rag_0", "rag_1", "rag_2", "example")
+    assert stats.excluded == ()
+    _, stats, _ = _usage_example([7500, 600, 300])
+    assert stats.excluded == ("rag_1",)
+    assert "does not fit" in stats.reasons["rag_1"]
+
+
+def test_lower_priority_is_dropped_first():
+    window = ContextWindow("gpt-4o")
+    window.add_block(" low" * 60, Priority.LOW, "low")
+    window.add_block(" high" * 60, Priority.HIGH, "high")
+    window.assemble(max_tokens=70)
+    assert window.usage().included == ("high",)
+    assert window.usage().excluded == ("low",)
+
+
+def test_critical_that_cannot_fit_raises():
+    window = ContextWindow("gpt-4o")
+    window.add_block(" system" * 50, Priority.CRITICAL, "system")
+    with pytest.raises(satchel.BudgetError, match="CRITICAL"):
+        window.assemble(max_tokens=20)
+
+
+def test_errors_name_the_fix():
+    window = ContextWindow("gpt-4o")
+    window.add_block("a", Priority.LOW, "x")
+    with pytest.raises(satchel.InputError, match="unique"):
+        window.add_block("b", Priority.LOW, "x")
+    with pytest.raises(satchel.ConfigError, match="after assemble"):
+        ContextWindow("gpt-4o").usage()
+    with pytest.raises(satchel.ConfigError, match="max_tokens"):
+        window.assemble(max_tokens=0)
+    with pytest.raises(satchel.InputError, match="priority"):
+        window.add_block("c", "urgent", "y")
