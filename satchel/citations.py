@@ -1,0 +1,168 @@
+"""Citations: which sources an answer cites, checked against what was sent.
+
+:func:`cite` parses ``[S1]``-style labels from a model's answer and maps them
+through the pack's label map to chunk ids. Accepted forms, case-insensitive::
+
+    [S1]   [S1, S3]   [S1; S3]   [S1][S2]   [S1-S3]   [S1–S3]   [S1-3]
+
+A bracket counts only when it holds nothing but labels, so ``[see S1]`` or a
+Markdown link is left alone. A label the pack never sent (``[S9]`` of eight
+sources) is *unknown*: the model invented it. Titles and sections for
+references come from the ``<source_n …>`` open tags of the prompt the model
+actually saw, so they are what the model saw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from ._errors import InputError
+from ._manifest import PackResult
+from ._render import unescape
+
+__all__ = ["Citations", "Reference", "cite"]
+
+_LABEL = r"s\s*\d+"
+_ITEM = rf"{_LABEL}(?:\s*[-–—]\s*(?:s\s*)?\d+)?"
+_BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
+_ONLY_LABELS = re.compile(rf"\s*{_ITEM}(?:\s*[,;]?\s*{_ITEM})*\s*[,;]?\s*\Z", re.IGNORECASE)
+_ITEMS = re.compile(r"s\s*(\d+)(?:\s*[-–—]\s*(?:s\s*)?(\d+))?", re.IGNORECASE)
+# Values never hold a quote (escape_attr), and source text never holds "<" (escape_text),
+# so every match is a tag Satchel wrote.
+_OPEN_TAG = re.compile(r'<source_(\d+) id="S\1" chunk="[^"]*"((?: [A-Za-z_][A-Za-z0-9_.-]*="[^"]*")*)>')
+_ATTR = re.compile(r' ([A-Za-z_][A-Za-z0-9_.-]*)="([^"]*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One cited chunk, with the title and section its source showed the model."""
+
+    label: str
+    chunk_id: str
+    title: str | None
+    section: str | None
+
+    def describe(self) -> str:
+        """``title § section`` (or whichever is known, else the chunk id)."""
+        parts = [p for p in (self.title, self.section) if p]
+        return " § ".join(parts) if parts else self.chunk_id
+
+    def link(self, template: str) -> str:
+        """A URL from ``template``, e.g. ``"https://help.example.com/{chunk_id}"``.
+
+        ``{chunk_id}`` and ``{label}`` are filled in, URL-quoted.
+        """
+        return template.format(chunk_id=quote(self.chunk_id, safe=""), label=quote(self.label, safe=""))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "chunk_id": self.chunk_id, "title": self.title, "section": self.section}
+
+
+@dataclass(frozen=True, slots=True)
+class Citations:
+    """What one answer cites.
+
+    ``cited_labels`` and ``unknown_labels`` are in order of first mention;
+    ``cited_ids`` follows ``cited_labels``, a merged source giving all its chunk
+    ids; ``uncited_labels`` are the sent labels the answer never mentions, in
+    label order; ``references`` has one entry per cited chunk id.
+    """
+
+    cited_labels: tuple[str, ...]
+    cited_ids: tuple[str, ...]
+    unknown_labels: tuple[str, ...]
+    uncited_labels: tuple[str, ...]
+    references: tuple[Reference, ...]
+
+    @property
+    def valid(self) -> bool:
+        """The answer cites at least one source and invents none."""
+        return bool(self.cited_labels) and not self.unknown_labels
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cited_labels": list(self.cited_labels),
+            "cited_ids": list(self.cited_ids),
+            "unknown_labels": list(self.unknown_labels),
+            "uncited_labels": list(self.uncited_labels),
+            "references": [r.to_dict() for r in self.references],
+        }
+
+
+def _mentions(answer: str, sent: int) -> list[int]:
+    """Label numbers in order of mention; a range gives the sent labels inside it plus its unsent ends."""
+    out: list[int] = []
+    for bracket in _BRACKET.finditer(answer):
+        inside = bracket.group(1)
+        if not _ONLY_LABELS.match(inside):
+            continue
+        for item in _ITEMS.finditer(inside):
+            first = int(item.group(1))
+            if item.group(2) is None:
+                out.append(first)
+                continue
+            lo, hi = sorted((first, int(item.group(2))))
+            # Labels are S1..Sn with no gaps, so the sent part of a range is an interval;
+            # expanding only that keeps "[S1-S99999]" from producing 99999 labels.
+            out.append(lo)
+            out.extend(range(max(lo + 1, 1), min(hi, sent + 1)))
+            out.append(hi)
+    return out
+
+
+def _source_attributes(result: PackResult) -> dict[str, dict[str, str]]:
+    """``{"S1": {"title": ..., "section": ...}, ...}`` from the open tags in the user message."""
+    if not result.messages:
+        return {}
+    # Only the last message is Satchel's own rendering; system text and history are the
+    # caller's and could hold anything that looks like a tag.
+    user = result.messages[-1].get("content", "")
+    return {
+        f"S{m.group(1)}": {name: unescape(value) for name, value in _ATTR.findall(m.group(2))}
+        for m in _OPEN_TAG.finditer(user)
+    }
+
+
+def cite(answer: Any, result: PackResult) -> Citations:
+    """Parse the ``[S1]``-style citations in ``answer`` (a string or an :class:`~satchel.clients.Answer`).
+
+    Labels map to chunk ids through ``result.labels``; labels that were never
+    sent are reported in ``unknown_labels``.
+    """
+    text = getattr(answer, "text", answer)
+    if not isinstance(text, str):
+        raise InputError(
+            f"answer={answer!r} must be the model's answer text (a str) or a satchel.clients.Answer"
+        )
+    if not isinstance(result, PackResult):
+        raise InputError(f"result must be the PackResult the prompt came from, got {type(result).__name__}")
+    labels: Mapping[str, str | list[str]] = result.labels
+    attrs = _source_attributes(result)
+
+    seen: dict[str, None] = {}
+    unknown: dict[str, None] = {}
+    for n in _mentions(text, len(labels)):
+        label = f"S{n}"
+        (seen if label in labels else unknown)[label] = None
+
+    ids: dict[str, None] = {}
+    references = []
+    for label in seen:
+        target = labels[label]
+        for chunk_id in [target] if isinstance(target, str) else target:
+            if chunk_id in ids:
+                continue
+            ids[chunk_id] = None
+            shown = attrs.get(label, {})
+            references.append(Reference(label, chunk_id, shown.get("title"), shown.get("section")))
+    return Citations(
+        cited_labels=tuple(seen),
+        cited_ids=tuple(ids),
+        unknown_labels=tuple(unknown),
+        uncited_labels=tuple(label for label in labels if label not in seen),
+        references=tuple(references),
+    )
