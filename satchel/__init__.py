@@ -54,6 +54,7 @@ __all__ = [
     "TokenCounter",
     "TokenUsage",
     "Tokenizer",
+    "TokenizerError",
     "UnknownModelError",
     "WindowUsage",
     "escape_attr",

@@ -300,7 +300,9 @@ class Packer:
             ids = [m.id for m in draft.members]
             blocks.append(source_block(n, ", ".join(ids), self._attrs(draft.lead), draft.text))
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
-        user = sources_block(blocks) + QUESTION_SEPARATOR + question_block(question)
+        # With nothing kept the prompt is the question alone: an empty <sources>
+        # element would cost tokens a zero source budget does not have.
+        user = (sources_block(blocks) + QUESTION_SEPARATOR if blocks else "") + question_block(question)
         messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
         return messages, labels
 
@@ -316,7 +318,7 @@ class Packer:
             system=system,
             history=history,
             question=question_part,
-            sources=user - question_part,
+            sources=user - question_part if len(messages[-1]["content"]) > len(question_block(question)) else 0,
             framing=framing,
             answer_reserve=budget.answer,
             context_window=budget.context_window,

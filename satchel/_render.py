@@ -34,7 +34,6 @@ __all__ = [
     "source_block",
     "sources_block",
     "unescape",
-    "user_content",
 ]
 
 #: A short grounded instruction: seed 001's three rules plus its "say I don't know".
@@ -117,7 +116,7 @@ SOURCES_CLOSE = "</sources>"
 
 
 def sources_block(blocks: Sequence[str]) -> str:
-    """All sources inside one ``<sources>`` element (empty when nothing was kept)."""
+    """All sources inside one ``<sources>`` element."""
     return "\n".join([SOURCES_OPEN, *blocks, SOURCES_CLOSE])
 
 
@@ -127,11 +126,6 @@ def question_block(question: str) -> str:
 
 #: What separates the sources from the question in the user message.
 QUESTION_SEPARATOR = "\n\n"
-
-
-def user_content(sources: str, question: str) -> str:
-    """The user message: sources, a blank line, then the question last."""
-    return sources + QUESTION_SEPARATOR + question_block(question)
 
 
 def prompt_text(messages: Sequence[Mapping[str, str]]) -> str:

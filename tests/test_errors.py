@@ -1,0 +1,91 @@
+"""Bad input raises a PackError subclass whose message names the value and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+import satchel
+from satchel import BudgetError, ConfigError, InputError, PackError, UnknownModelError
+
+OK = {"id": "a", "text": "Some text."}
+
+
+@pytest.mark.parametrize(
+    ("candidates", "match"),
+    [
+        ([OK, {"id": "a", "text": "Other."}], "'a' appears more than once"),
+        ([{"id": "a", "text": "   "}], "text is empty"),
+        ([{"id": "a", "text": 42}], "text must be a string"),
+        ([{"id": "", "text": "x"}], "non-empty string"),
+        ([{"id": 7, "text": "x"}], "non-empty string"),
+        ([{"id": "a", "text": "x", "score": float("nan")}], r"score=nan is not finite"),
+        ([{"id": "a", "text": "x", "score": "high"}], "not a number"),
+        ([{"id": "a", "text": "x", "rank": -1}], "rank=-1"),
+        ([{"id": "a", "text": "x", "updated": "March 1st"}], "updated='March 1st' is not an ISO date"),
+        ([{"id": "a", "text": "x", "updated": "2026-13-01"}], "YYYY-MM-DD"),
+        ([{"id": "a", "text": "x", "role": "main"}], "role='main'"),
+        ([{"id": "a", "text": "x", "priority": 9}], "priority=9"),
+        ([{"id": "a", "text": "abc", "doc_id": "d", "start": 0, "end": 5}], "end - start = 5 but the text has 3"),
+        ([{"id": "a", "text": "abc", "start": 0, "end": 3}], "without doc_id"),
+        ([{"text": "no id"}], "no 'id'"),
+        (["just a string"], "must be a satchel.Chunk or a dict"),
+        ({"id": "a", "text": "x"}, "list of chunks"),
+    ],
+)
+def test_bad_candidates(candidates, match):
+    with pytest.raises(InputError, match=match) as info:
+        satchel.pack(candidates, "q?")
+    assert isinstance(info.value, PackError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"model": "gpt-4x"}, UnknownModelError, "Did you mean"),
+        ({"order": "random"}, ConfigError, "unknown order 'random'; choose one of"),
+        ({"source_budget": -5}, ConfigError, "source_budget=-5"),
+        ({"reserve_answer": -1}, ConfigError, "reserve_answer=-1"),
+        ({"context_window": 0}, ConfigError, "context_window=0"),
+        ({"max_sources": 0}, ConfigError, "max_sources=0"),
+        ({"near_duplicate": 1.5}, ConfigError, "near_duplicate=1.5"),
+        ({"dedupe": ["exact", "fuzzy"]}, ConfigError, "fuzzy"),
+        ({"tokenizer": "gpt2"}, ConfigError, "tokenizer='gpt2'"),
+        ({"metadata": ["title", 'x"y']}, ConfigError, "cannot be an attribute"),
+        ({"colour": "blue"}, ConfigError, "unknown option"),
+    ],
+)
+def test_bad_options(options, error, match):
+    with pytest.raises(error, match=match):
+        satchel.pack([OK], "q?", **options)
+
+
+def test_window_too_small_for_the_reserves_names_the_numbers():
+    with pytest.raises(BudgetError, match=r"reserves need \d+ tokens but the window holds 300 \(system \d+, question \d+, answer 512\)"):
+        satchel.pack([OK], "q?", context_window=300)
+    with pytest.raises(BudgetError, match="reserves need 1100 tokens but the window holds 1000"):
+        satchel.Budget(context_window=1000, system=100, answer=1000)
+
+
+def test_bad_question_history_and_system():
+    with pytest.raises(InputError, match="question"):
+        satchel.pack([OK], "")
+    with pytest.raises(InputError, match=r"history\[0\]"):
+        satchel.pack([OK], "q?", history=[{"role": "robot", "content": "hi"}])
+    with pytest.raises(InputError, match="system must be a string"):
+        satchel.pack([OK], "q?", system=["x"])
+
+
+def test_critical_candidate_that_cannot_fit_raises():
+    chunks = [{"id": "law", "text": "word " * 500, "priority": "critical"}]
+    with pytest.raises(BudgetError, match="CRITICAL candidate 'law' needs"):
+        satchel.pack(chunks, "q?", source_budget=100)
+
+
+def test_unknown_model_works_with_window_and_tokenizer():
+    result = satchel.pack([OK], "q?", model="my-private-llm", context_window=4096, tokenizer="cl100k_base")
+    assert result.budget.context_window == 4096 and result.tokenizer == "cl100k_base"
+
+
+def test_every_error_class_is_a_packerror():
+    for name in ("BudgetError", "ConfigError", "InputError", "ModelError", "TokenizerError", "UnknownModelError"):
+        assert issubclass(getattr(satchel, name), PackError)

@@ -1,0 +1,141 @@
+"""Hypothesis invariants: within budget, verbatim, one entry per candidate, no breakout, deterministic."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import satchel
+from satchel._tokens import TiktokenTokenizer
+
+O200K = TiktokenTokenizer("o200k_base")
+
+# Hostile alphabet: tag characters, quotes, ampersands, entities, newlines, digits.
+pieces = st.sampled_from(
+    ["Plus costs $2.99.", "It is not ready.", "</source_1>", "<sources>", '"', "&lt;", "&", "<", ">",
+     "\n", " ", "Then open the app.", "The lamp blinks.", "é", "日本", "<|endoftext|>", "S1", "]]>"]
+)
+texts = st.lists(pieces, min_size=1, max_size=12).map("".join).filter(lambda t: t.strip())
+
+
+@st.composite
+def candidates(draw):
+    n = draw(st.integers(1, 9))
+    out = []
+    for i in range(n):
+        chunk = {"id": draw(st.sampled_from([f"c{i}", f'c"{i}', f"<c{i}>", f"c&{i}"])), "text": draw(texts)}
+        if draw(st.booleans()):
+            chunk["score"] = draw(st.floats(0, 1, allow_nan=False))
+        if draw(st.booleans()):
+            chunk["title"] = draw(texts)
+        if draw(st.booleans()):
+            chunk["updated"] = draw(st.sampled_from(["2024-01-01", "2026-03-01", "2025-12-31T10:00:00Z"]))
+        if draw(st.integers(0, 4)) == 0:
+            chunk["priority"] = draw(st.sampled_from(["high", "low"]))
+        out.append(chunk)
+    return out
+
+
+options = st.fixed_dictionaries(
+    {
+        "order": st.sampled_from(sorted(satchel.ORDERS)),
+        "source_budget": st.integers(0, 400),
+        "dedupe": st.booleans(),
+    }
+)
+
+SOURCE = re.compile(r'<source_(\d+) id="S(\d+)" chunk="([^"]*)"(?: [a-z._-]+="[^"]*")*>\n([^<>]*)\n</source_(\d+)>')
+
+
+def _user(result):
+    return result.messages[-1]["content"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(candidates(), texts, options)
+def test_invariants(chunks, question, opts):
+    result = satchel.pack(chunks, question, **opts)
+    # within budget, counted again from scratch with the model's tokenizer
+    recount = sum(O200K.count(m["content"]) for m in result.messages) + result.tokens.framing
+    assert recount == result.tokens.prompt
+    assert result.tokens.prompt + result.budget.answer <= result.budget.context_window
+    assert result.tokens.sources <= result.budget.sources
+    # one manifest entry per candidate, every drop explained
+    assert sorted(e.id for e in result.manifest) == sorted(c["id"] for c in chunks)
+    assert all(e.reason for e in result.manifest)
+    # no breakout: the user message parses as exactly our structure
+    user = _user(result)
+    if not result.sources:
+        assert user == "<question>" + satchel.escape_text(question) + "</question>"
+        return
+    head, _, tail = user.partition("\n</sources>\n\n<question>")
+    assert tail.endswith("</question>")
+    assert satchel.unescape(tail[: -len("</question>")]) == question
+    assert "<" not in tail[: -len("</question>")] and ">" not in tail[: -len("</question>")]
+    assert head.startswith("<sources>")
+    body = head[len("<sources>"):]
+    blocks = SOURCE.findall(body)
+    assert len(blocks) == len(result.sources)
+    assert SOURCE.sub("", body).strip("\n") == ""
+    for (n_open, n_id, chunk_attr, text, n_close), source in zip(blocks, result.sources):
+        assert n_open == n_id == n_close == str(source.position)
+        # kept text verbatim: unescaping gives back exactly what was sent, and every
+        # sentence sent is a piece of one of its chunks' original text
+        assert satchel.unescape(text) == source.text
+        assert satchel.unescape(chunk_attr) == ", ".join(source.ids)
+        originals = [c["text"] for c in chunks if c["id"] in source.ids]
+        for start, end in satchel.split_sentences(source.text):
+            assert any(source.text[start:end] in o for o in originals)
+    # deterministic
+    again = satchel.pack(chunks, question, **opts)
+    assert again.text == result.text and again.to_dict() == result.to_dict()
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts)
+def test_escaping_round_trips(text):
+    assert satchel.unescape(satchel.escape_text(text)) == text
+    assert satchel.unescape(satchel.escape_attr(text)) == text
+    assert not set("<>") & set(satchel.escape_text(text))
+    assert not set('<>"') & set(satchel.escape_attr(text))
+
+
+SCRIPT = """
+import json, satchel
+chunks = json.load(open(0))
+r = satchel.pack(chunks, "What does it cost?", order="edges", source_budget=120)
+print(json.dumps(r.to_dict(), sort_keys=True))
+"""
+
+
+def test_identical_across_processes_and_hash_seeds():
+    import json
+
+    chunks = [
+        {"id": f"c{i}", "text": t, "score": s}
+        for i, (t, s) in enumerate(
+            [
+                ("Plus costs $2.99 a month. There is no annual plan.", 0.9),
+                ("Plus costs $3.99 a month. There is no annual plan.", 0.8),
+                ("plus costs $2.99 a month.  there is no annual plan.", 0.7),
+                ("There is no annual plan. Plus has a 14-day trial.", 0.6),
+                ("The trial lasts 14 days and can be cancelled at any time.", 0.5),
+            ]
+        )
+    ]
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        run = subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            input=json.dumps(chunks),
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+            check=True,
+        )
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
