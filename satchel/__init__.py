@@ -29,6 +29,7 @@ from ._order import ORDERS
 from ._pack import Packer, pack
 from ._render import DEFAULT_SYSTEM, escape_attr, escape_text, unescape
 from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
+from .citations import Citations, cite
 from .window import ContextWindow, WindowUsage
 
 __version__ = "0.1.0"
@@ -40,6 +41,7 @@ __all__ = [
     "Budget",
     "BudgetError",
     "Chunk",
+    "Citations",
     "ConfigError",
     "ContextWindow",
     "InputError",
@@ -57,6 +59,7 @@ __all__ = [
     "TokenizerError",
     "UnknownModelError",
     "WindowUsage",
+    "cite",
     "escape_attr",
     "escape_text",
     "get_model",

@@ -8,8 +8,8 @@ through the pack's label map to chunk ids. Accepted forms, case-insensitive::
 A bracket counts only when it holds nothing but labels, so ``[see S1]`` or a
 Markdown link is left alone. A label the pack never sent (``[S9]`` of eight
 sources) is *unknown*: the model invented it. Titles and sections for
-references come from the ``<source_n …>`` open tags of the prompt the model
-actually saw, so they are what the model saw.
+references are the attributes each source showed the model
+(``PackResult.sources``); a field left out of ``metadata=`` is ``None``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from urllib.parse import quote
 
 from ._errors import InputError
 from ._manifest import PackResult
-from ._render import unescape
 
 __all__ = ["Citations", "Reference", "cite"]
 
@@ -31,10 +30,6 @@ _ITEM = rf"{_LABEL}(?:\s*[-–—]\s*(?:s\s*)?\d+)?"
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
 _ONLY_LABELS = re.compile(rf"\s*{_ITEM}(?:\s*[,;]?\s*{_ITEM})*\s*[,;]?\s*\Z", re.IGNORECASE)
 _ITEMS = re.compile(r"s\s*(\d+)(?:\s*[-–—]\s*(?:s\s*)?(\d+))?", re.IGNORECASE)
-# Values never hold a quote (escape_attr), and source text never holds "<" (escape_text),
-# so every match is a tag Satchel wrote.
-_OPEN_TAG = re.compile(r'<source_(\d+) id="S\1" chunk="[^"]*"((?: [A-Za-z_][A-Za-z0-9_.-]*="[^"]*")*)>')
-_ATTR = re.compile(r' ([A-Za-z_][A-Za-z0-9_.-]*)="([^"]*)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,19 +109,6 @@ def _mentions(answer: str, sent: int) -> list[int]:
     return out
 
 
-def _source_attributes(result: PackResult) -> dict[str, dict[str, str]]:
-    """``{"S1": {"title": ..., "section": ...}, ...}`` from the open tags in the user message."""
-    if not result.messages:
-        return {}
-    # Only the last message is Satchel's own rendering; system text and history are the
-    # caller's and could hold anything that looks like a tag.
-    user = result.messages[-1].get("content", "")
-    return {
-        f"S{m.group(1)}": {name: unescape(value) for name, value in _ATTR.findall(m.group(2))}
-        for m in _OPEN_TAG.finditer(user)
-    }
-
-
 def cite(answer: Any, result: PackResult) -> Citations:
     """Parse the ``[S1]``-style citations in ``answer`` (a string or an :class:`~satchel.clients.Answer`).
 
@@ -141,7 +123,7 @@ def cite(answer: Any, result: PackResult) -> Citations:
     if not isinstance(result, PackResult):
         raise InputError(f"result must be the PackResult the prompt came from, got {type(result).__name__}")
     labels: Mapping[str, str | list[str]] = result.labels
-    attrs = _source_attributes(result)
+    attrs = {source.label: dict(source.attributes) for source in result.sources}
 
     seen: dict[str, None] = {}
     unknown: dict[str, None] = {}
