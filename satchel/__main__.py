@@ -1,0 +1,7 @@
+"""``python -m satchel`` is the ``satchel`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import satchel
+from satchel.cli import main
+from satchel.cli.pack import example_request
+
+
+def run(capsys, *argv, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_example_text_is_the_library_prompt(capsys):
+    code, out, _ = run(capsys, "pack", "--example", "--order", "edges", "--source-budget", "400")
+    request = example_request()
+    expected = satchel.pack(request["candidates"], request["question"], order="edges", source_budget=400)
+    assert code == 0 and out == expected.text + "\n"
+
+
+def test_json_request_file_with_options(tmp_path, capsys):
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps({"candidates": [{"id": "a", "text": "Alpha."}], "question": "What?",
+                                "order": "chronological", "reserve_answer": 100}))
+    code, out, _ = run(capsys, "pack", str(path), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["config"]["order"] == "chronological" and data["budget"]["answer"] == 100
+    assert [e["id"] for e in data["manifest"]] == ["a"]
+
+
+def test_jsonl_from_stdin_with_question(capsys, monkeypatch):
+    lines = "\n".join(json.dumps({"id": f"c{i}", "text": f"Fact {i}."}) for i in range(3))
+    code, out, _ = run(capsys, "pack", "-", "--question", "Which fact?", "--format", "messages",
+                       stdin=lines, monkeypatch=monkeypatch)
+    messages = json.loads(out)
+    assert code == 0 and [m["role"] for m in messages] == ["system", "user"]
+    assert messages[1]["content"].endswith("<question>Which fact?</question>")
+
+
+def test_trace_lists_every_candidate_and_the_budget(capsys):
+    code, out, _ = run(capsys, "pack", "--example", "--format", "trace", "--source-budget", "300")
+    assert code == 0 and out.startswith("budget: window 128000")
+    for chunk in example_request()["candidates"]:
+        assert chunk["id"][:20] in out
+    assert "dropped" in out and "does not fit" in out and "duplicate" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["pack", "--example", "--model", "gpt-4x"], "unknown model 'gpt-4x'"),
+        (["pack", "/no/such/file.json"], "cannot read '/no/such/file.json'"),
+        (["pack"], "give a request FILE"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.startswith("satchel: error: ") and message in err
+
+
+def test_jsonl_without_question(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n')
+    code, _, err = run(capsys, "pack", str(path))
+    assert code == 2 and "--question" in err
+
+
+def test_console_script_is_installed():
+    out = subprocess.run([sys.executable, "-m", "satchel", "pack", "--example", "--format", "trace"],
+                         capture_output=True, text=True, check=True)
+    assert "kept" in out.stdout
