@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import satchel
+from satchel._manifest import canonical_json
+from satchel.cli import main
+from satchel.cli.pack import example_request
+from satchel.clients import Answer
+from satchel.log import append_log, read_log
+
+FIXED = 1_780_000_000.25  # 2026-05-28T20:26:40.250Z
+
+
+@pytest.fixture(scope="module")
+def result():
+    request = example_request()
+    return satchel.pack(request.pop("candidates"), request.pop("question"), **request)
+
+
+def test_a_pack_is_logged_as_one_canonical_line(tmp_path, result):
+    log = tmp_path / "packs.jsonl"
+    record = append_log(log, result, clock=lambda: FIXED)
+    lines = log.read_text("utf-8").splitlines()
+    assert len(lines) == 1
+    assert lines[0] == canonical_json(record)
+    assert record == {**result.to_dict(), "logged_at": "2026-05-28T20:26:40.250Z", "answer": None, "citations": None}
+    assert record["prompt_sha256"].startswith("sha256:")
+    assert record["config"]["model"] == result.config["model"]
+
+
+def test_records_append_and_read_back_in_order(tmp_path, result):
+    log = tmp_path / "packs.jsonl"
+    times = iter([FIXED, FIXED + 1])
+    first = append_log(log, result, clock=lambda: next(times))
+    second = append_log(log, result, answer="Thirty days [S1].", clock=lambda: next(times))
+    assert list(read_log(log)) == [first, second]
+    assert second["logged_at"] == "2026-05-28T20:26:41.250Z"
+
+
+def test_an_answer_is_logged_with_its_citations(tmp_path, result):
+    log = tmp_path / "packs.jsonl"
+    answer = Answer("Thirty days [S1]; refunds [S2] [S42].", "smollm2", 900, 12, 1.5, "stop")
+    record = append_log(log, result, answer=answer, clock=lambda: FIXED)
+    assert record["answer"] == answer.to_dict()
+    assert record["citations"] == satchel.cite(answer, result).to_dict()
+    assert record["citations"]["unknown_labels"] == ["S42"]
+    [read] = read_log(log)
+    assert read["answer"]["text"] == answer.text
+
+
+def test_given_citations_are_logged_as_given(tmp_path, result):
+    citations = satchel.cite("[S3]", result)
+    record = append_log(tmp_path / "l.jsonl", result, answer="[S1]", citations=citations, clock=lambda: FIXED)
+    assert record["citations"]["cited_labels"] == ["S3"]
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_record(tmp_path, result):
+    log = tmp_path / "packs.jsonl"
+    log.write_text('{"half a rec', encoding="utf-8")
+    append_log(log, result, clock=lambda: FIXED)
+    lines = log.read_text("utf-8").splitlines()
+    assert lines[0] == '{"half a rec'
+    assert json.loads(lines[1])["prompt_sha256"] == result.to_dict()["prompt_sha256"]
+
+
+def test_bad_lines_name_the_file_and_line(tmp_path, result):
+    log = tmp_path / "packs.jsonl"
+    append_log(log, result, clock=lambda: FIXED)
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write("\nnot json\n")
+    records = read_log(log)
+    assert next(records)["logged_at"]
+    with pytest.raises(satchel.InputError, match=r"packs\.jsonl line 3 is not valid JSON"):
+        next(records)
+
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"a": 1}\n', encoding="utf-8")
+    with pytest.raises(satchel.InputError, match=r"other\.jsonl line 1 is not a Satchel log record \(missing budget"):
+        list(read_log(other))
+
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\n")
+    with pytest.raises(satchel.InputError, match=r"binary\.jsonl line 1 is not UTF-8"):
+        list(read_log(binary))
+
+
+def test_missing_or_unwritable_paths_raise_input_error(tmp_path, result):
+    with pytest.raises(satchel.InputError, match="cannot read the log"):
+        list(read_log(tmp_path / "nope.jsonl"))
+    with pytest.raises(satchel.InputError, match="cannot append to the log"):
+        append_log(tmp_path / "no-such-dir" / "l.jsonl", result)
+
+
+# -- satchel pack --log and satchel trace ------------------------------------
+
+
+def test_trace_prints_the_same_table_as_pack_format_trace(tmp_path, capsys):
+    log = tmp_path / "packs.jsonl"
+    assert main(["pack", "--example", "--format", "trace", "--log", str(log)]) == 0
+    table = capsys.readouterr().out
+    assert main(["trace", str(log)]) == 0
+    shown = capsys.readouterr().out
+    header, question, rest = shown.split("\n", 2)
+    assert header.startswith("record 1 of 1, logged ")
+    assert question == f"question: {example_request()['question']}"
+    assert rest == table
+
+
+def test_trace_shows_the_answer_and_its_citations(tmp_path, capsys, result):
+    log = tmp_path / "packs.jsonl"
+    answer = Answer("Thirty days [S1]. See also [S12].", "smollm2", 900, 12, 1.5, "stop")
+    append_log(log, result, answer=answer, clock=lambda: FIXED)
+    assert main(["trace", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "answer (model smollm2, 900 prompt + 12 completion tokens, 1.50 s, finish stop):" in out
+    assert "  Thirty days [S1]. See also [S12]." in out
+    assert "cited:   S1 = returns-policy#1 (Returns and refunds policy § How long you have)" in out
+    assert "unknown: S12 (labels never sent" in out
+    assert "uncited: S2, S3" in out
+
+
+def test_trace_picks_records(tmp_path, capsys):
+    log = tmp_path / "packs.jsonl"
+    for question in ("first?", "second?", "third?"):
+        assert main(["pack", "--example", "--question", question, "--log", str(log)]) == 0
+    capsys.readouterr()
+
+    def shown(*args: str) -> str:
+        assert main(["trace", str(log), *args]) == 0
+        return capsys.readouterr().out
+
+    assert "question: third?" in shown()
+    assert "question: third?" in shown("--last")
+    assert "question: first?" in shown("--index", "1")
+    assert "question: second?" in shown("--index", "-2")
+    everything = shown("--all")
+    assert [line.split(",")[0] for line in everything.splitlines() if line.startswith("record ")] == [
+        "record 1 of 3", "record 2 of 3", "record 3 of 3"
+    ]
+
+
+def test_trace_errors_are_one_line(tmp_path, capsys):
+    log = tmp_path / "packs.jsonl"
+    log.write_text("", encoding="utf-8")
+    assert main(["trace", str(log)]) == 2
+    assert "holds no records" in capsys.readouterr().err
+    main(["pack", "--example", "--log", str(log)])
+    capsys.readouterr()
+    assert main(["trace", str(log), "--index", "2"]) == 2
+    assert "--index 2 is outside the log" in capsys.readouterr().err
+    assert main(["trace", str(log), "--index", "0"]) == 2
+    assert main(["trace", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read the log" in capsys.readouterr().err
