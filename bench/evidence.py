@@ -1,0 +1,232 @@
+"""Evidence benchmark: how often the answer text reaches the prompt, per source budget.
+
+On nq-open-oracle, each question gets a retrieval-like candidate list
+(``bench._data.build_candidates``): overlapping 80-word windows of its gold
+paragraph plus the 15 best BM25 passages of other records, all scored by BM25
+against the question. Each variant packs the list under source budgets of 200 to
+800 tokens; we count how often an accepted answer (SQuAD/NQ normalisation,
+whole words) appears in the text of the sources actually sent (tags stripped,
+text unescaped), the source tokens used (enclosures included) and the sources
+kept.
+
+Variants live in :data:`VARIANTS` (name -> fn(candidates, question, budget)
+returning a :class:`satchel.PackResult` or ``(user_message_text, source_tokens)``);
+adding a row is one line.
+
+    python bench/evidence.py [--n 500] [--budgets 200,300,400,600,800] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import satchel  # noqa: E402
+from bench._data import answer_in, build_candidates, nq_index  # noqa: E402
+from satchel._chunk import as_chunks  # noqa: E402
+from satchel._pack import rank_candidates  # noqa: E402
+from satchel._render import (  # noqa: E402
+    DEFAULT_METADATA,
+    QUESTION_SEPARATOR,
+    attributes,
+    question_block,
+    source_block,
+    sources_block,
+)
+from satchel._tokens import TiktokenTokenizer, TokenCounter  # noqa: E402
+
+BUDGETS = (200, 300, 400, 600, 800)
+MODEL = "gpt-4o"
+
+Result = Any  # satchel.PackResult | tuple[str, int]
+Variant = Callable[[list[dict[str, Any]], str, int], Result]
+
+
+# --- variants --------------------------------------------------------------------
+
+
+def satchel_default(candidates: list[dict[str, Any]], question: str, budget: int) -> Result:
+    """Satchel with its default configuration (all dedupe stages, relevance order)."""
+    return satchel.pack(candidates, question, model=MODEL, source_budget=budget)
+
+
+def greedy(candidates: list[dict[str, Any]], question: str, budget: int) -> Result:
+    """Greedy packing with the same enclosures and no dedupe: satchel with dedupe=False."""
+    return satchel.pack(candidates, question, model=MODEL, source_budget=budget, dedupe=False)
+
+
+_COUNT = TokenCounter(TiktokenTokenizer("o200k_base"))
+
+
+def greedy_by_hand(candidates: list[dict[str, Any]], question: str, budget: int) -> Result:
+    """The loop a user would write: rank order, render with satchel's enclosures, exact count,
+    skip a candidate that does not fit and try the next (seed 001's fill loop)."""
+    chunks = rank_candidates(as_chunks(candidates))
+    tail = QUESTION_SEPARATOR + question_block(question)
+    blocks: list[str] = []
+    used = _COUNT(sources_block([]) + tail) - _COUNT(tail)
+    for chunk in chunks:
+        fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
+        block = source_block(len(blocks) + 1, chunk.id, attributes(fields, DEFAULT_METADATA), chunk.text)
+        trial = _COUNT(sources_block([*blocks, block]) + tail) - _COUNT(tail)
+        if trial <= budget:
+            blocks.append(block)
+            used = trial
+    return sources_block(blocks) + tail, used
+
+
+#: name -> fn(candidates, question, budget) -> PackResult or (user message text, source tokens).
+#: ``greedy-by-hand`` is a check on ``greedy`` (they should agree), not a separate row of the story.
+VARIANTS: dict[str, Variant] = {
+    "satchel": satchel_default,
+    "greedy": greedy,
+    "greedy-by-hand": greedy_by_hand,
+    # "policy": lambda c, q, b: satchel.pack(c, q, model=MODEL, source_budget=b, ...),  # issue 3
+}
+
+
+# --- measuring -------------------------------------------------------------------
+
+_SOURCE = re.compile(r'<source_(\d+) id="S\1" chunk="([^"]*)"[^>]*>\n(.*?)\n</source_\1>', re.DOTALL)
+
+
+def sources_of(result: Result) -> tuple[list[tuple[str, str]], int]:
+    """((chunk ids as rendered, unescaped text) per source, source tokens) of a variant's output."""
+    if isinstance(result, satchel.PackResult):
+        user, tokens = result.messages[-1]["content"], result.tokens.sources
+    else:
+        user, tokens = result
+    head = user.split("</sources>", 1)[0]
+    return [(satchel.unescape(m.group(2)), satchel.unescape(m.group(3))) for m in _SOURCE.finditer(head)], tokens
+
+
+def run(
+    n: int,
+    budgets: Sequence[int],
+    variants: dict[str, Variant],
+    k_distractors: int = 15,
+    progress: bool = True,
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    index = nq_index()
+    records = index.records[:n]
+    cases = []
+    for i, rec in enumerate(records):
+        cands, gold = build_candidates(i, index, k_distractors=k_distractors)
+        cases.append((rec, cands, gold, any(answer_in(c["text"], rec["answers"]) for c in cands)))
+    setup = time.perf_counter() - t0
+    rows: dict[str, dict[str, dict[str, float]]] = {}
+    kept_ids: dict[tuple[str, int], list[list[str]]] = {}
+    for budget in budgets:
+        for name, fn in variants.items():
+            t = time.perf_counter()
+            hits = hits_found = n_found = 0
+            tokens, kept, gold_first = [], [], []
+            ids_per_case = []
+            for rec, cands, gold, was_found in cases:
+                sources, used = sources_of(fn(cands, rec["question"], budget))
+                hit = any(answer_in(text, rec["answers"]) for _, text in sources)
+                hits += hit
+                if was_found:
+                    n_found += 1
+                    hits_found += hit
+                tokens.append(used)
+                kept.append(len(sources))
+                ids_per_case.append([ids for ids, _ in sources])
+                gold_first.append(bool(cands) and cands[0]["id"] in gold)
+            kept_ids[(name, budget)] = ids_per_case
+            rows.setdefault(str(budget), {})[name] = {
+                "answer_in_prompt": hits / len(cases),
+                "answer_in_prompt_when_found": hits_found / n_found if n_found else float("nan"),
+                "mean_source_tokens": statistics.fmean(tokens),
+                "mean_sources": statistics.fmean(kept),
+                "seconds": time.perf_counter() - t,
+            }
+            if progress:
+                print(f"  budget {budget:>4} {name:<15} {time.perf_counter() - t:6.1f}s", file=sys.stderr)
+    agreement = {}
+    if "greedy" in variants and "greedy-by-hand" in variants:
+        for budget in budgets:
+            a, b = kept_ids[("greedy", budget)], kept_ids[("greedy-by-hand", budget)]
+            agreement[str(budget)] = sum(x == y for x, y in zip(a, b)) / len(a)
+    return {
+        "data": "nq-open-oracle",
+        "questions": len(cases),
+        "found": sum(c[3] for c in cases),
+        "gold_ranked_first": sum(bool(c[1]) and c[1][0]["id"] in c[2] for c in cases),
+        "mean_candidates": statistics.fmean(len(c[1]) for c in cases),
+        "k_distractors": k_distractors,
+        "budgets": list(budgets),
+        "rows": rows,
+        "greedy_agreement": agreement,
+        "setup_seconds": setup,
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    names = list(next(iter(report["rows"].values())))
+    lines = [
+        f"questions: {report['questions']} (first N of nq-open-oracle), answer in some candidate: "
+        f"{report['found']}, gold window ranked first by BM25: {report['gold_ranked_first']}, "
+        f"mean candidates: {report['mean_candidates']:.1f}",
+        "",
+        f"{'budget':>6}  {'variant':<15} {'answer%':>8} {'ans%|found':>10} {'tokens':>7} {'sources':>7}",
+    ]
+    for budget, row in report["rows"].items():
+        for name in names:
+            r = row[name]
+            lines.append(
+                f"{budget:>6}  {name:<15} {100 * r['answer_in_prompt']:7.1f}% "
+                f"{100 * r['answer_in_prompt_when_found']:9.1f}% {r['mean_source_tokens']:7.1f} {r['mean_sources']:7.2f}"
+            )
+    if "satchel" in names and "greedy" in names:
+        rows = report["rows"]
+        lines += ["", "tokens greedy needs to match satchel's answer rate (smallest budget at or above it):"]
+        for budget, row in rows.items():
+            target, used = row["satchel"]["answer_in_prompt"], row["satchel"]["mean_source_tokens"]
+            match = next((b for b, r in rows.items() if r["greedy"]["answer_in_prompt"] >= target), None)
+            if match is None:
+                lines.append(f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy: "
+                             "not reached within these budgets")
+            else:
+                g = rows[match]["greedy"]
+                lines.append(f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy needs "
+                             f"budget {match} ({100 * g['answer_in_prompt']:.1f}%, {g['mean_source_tokens']:.0f} tokens)")
+    if report["greedy_agreement"]:
+        agree = ", ".join(f"{b}: {100 * v:.1f}%" for b, v in report["greedy_agreement"].items())
+        lines += ["", f"greedy (satchel, dedupe=False) vs greedy-by-hand, same sources kept: {agree}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=500, help="first N questions of nq-open-oracle (default 500)")
+    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="source budgets in tokens")
+    ap.add_argument("--k", type=int, default=15, help="lexical distractors per question (default 15)")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"subset of {', '.join(VARIANTS)}")
+    ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
+    args = ap.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
+    report = run(args.n, budgets, chosen, k_distractors=args.k)
+    report["command"] = "python " + " ".join(shlex.quote(a) for a in ["bench/evidence.py", *(argv or sys.argv[1:])])
+    print(f"$ {report['command']}")
+    print(table(report))
+    print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"figures written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Speed benchmark: pack() against one tokenizer pass, at 1,000 and 10,000 candidates.
+
+Candidates are about 250 tokens of real text: nq-open-oracle gold paragraphs
+(``long_answer``), concatenated in seeded random orders and cut into
+~190-word pieces (``doc_id`` = the mix, exact character offsets). nq-open-oracle
+holds ~244k distinct words, so 10,000 pieces of ~190 words must reuse text:
+each paragraph appears in several mixes (in different company), so many pieces
+share sentences. To keep that shape the same at both sizes, a size of N uses
+the first N/10,000 of the distinct paragraphs (``--all-paragraphs`` uses all of
+them at every size). On top, 3% of pieces are exact
+copies (case and spacing changed) and 5% are near-duplicates (the same window
+shifted by 6 words) of an earlier piece. Scores are seeded random.
+
+For each size: (a) one fresh tokenizer pass, ``TiktokenTokenizer("o200k_base").count``
+over every text, (b) ``satchel.pack(candidates, question, model="gpt-4o",
+order="edges")`` with a fresh Packer (no warm token cache), dedupe on by default,
+(c) their ratio; best of 3 runs (``time.perf_counter``). Growth is the 10k time
+over the 1k time (10.0 is linear). Reports only; asserts nothing.
+
+    python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import random
+import re
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import satchel  # noqa: E402
+from bench._data import load_nq  # noqa: E402
+from satchel._tokens import TiktokenTokenizer  # noqa: E402
+
+SIZES = (1000, 10000)
+FULL = 10000
+PIECE_WORDS = 190  # about 250 o200k tokens of Wikipedia English
+EXACT_SHARE = 0.03
+NEAR_SHARE = 0.05
+SEED = 20240601
+_WORD = re.compile(r"\S+")
+
+
+def build(
+    n: int, records: list[dict[str, Any]], seed: int = SEED, all_paragraphs: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``n`` candidates of about 250 tokens from nq-open-oracle paragraphs (see the module docstring).
+
+    ``all_paragraphs`` draws every size from all distinct paragraphs (less text reuse at small
+    sizes, so the shape then changes with the size).
+    """
+    rng = random.Random(seed)
+    paragraphs = list(dict.fromkeys(r["nq_annotated_gold"]["long_answer"] for r in records))
+    if not all_paragraphs:
+        paragraphs = paragraphs[: max(1, round(len(paragraphs) * min(1.0, n / FULL)))]
+    n_exact = round(n * EXACT_SHARE)
+    n_near = round(n * NEAR_SHARE)
+    n_base = n - n_exact - n_near
+    cands: list[dict[str, Any]] = []
+    mix = 0
+    while len(cands) < n_base:
+        order = paragraphs[:]
+        rng.shuffle(order)
+        doc = " ".join(order)
+        words = [(m.start(), m.end()) for m in _WORD.finditer(doc)]
+        for w in range(0, len(words) - PIECE_WORDS + 1, PIECE_WORDS):
+            s, e = words[w][0], words[w + PIECE_WORDS - 1][1]
+            cands.append({"id": f"m{mix}#{w // PIECE_WORDS}", "text": doc[s:e], "doc_id": f"m{mix}",
+                          "start": s, "end": e, "_doc": doc, "_w": w, "_words": words})
+            if len(cands) == n_base:
+                break
+        mix += 1
+    for k in range(n_exact):
+        src = cands[rng.randrange(n_base)]
+        text = src["text"].upper() if k % 2 else "  ".join(src["text"].split())
+        cands.append({"id": f"x{k}", "text": text})
+    for k in range(n_near):
+        src = cands[rng.randrange(n_base)]
+        words, w = src["_words"], src["_w"]
+        w2 = min(w + 6, len(words) - PIECE_WORDS)
+        s, e = words[w2][0], words[w2 + PIECE_WORDS - 1][1]
+        cands.append({"id": f"n{k}", "text": src["_doc"][s:e]})
+    for c in cands:
+        for key in ("_doc", "_w", "_words"):
+            c.pop(key, None)
+    rng.shuffle(cands)
+    for c in cands:
+        c["score"] = round(rng.random(), 6)
+    shape = {"paragraphs": len(paragraphs), "mixes": mix, "exact": n_exact, "near": n_near}
+    return cands, shape
+
+
+def best_of(repeat: int, fn: Any) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def tokenizer_pass(texts: list[str]) -> int:
+    count = TiktokenTokenizer("o200k_base").count
+    return sum(count(t) for t in texts)
+
+
+def do_pack(cands: list[dict[str, Any]], question: str) -> satchel.PackResult:
+    return satchel.pack(cands, question, model="gpt-4o", order="edges")
+
+
+#: (label, function name, file suffix) of the stages shown in the profile breakdown.
+STAGES = (
+    ("as_chunks (validate)", "as_chunks", "_chunk.py"),
+    ("rank_candidates", "rank_candidates", "_pack.py"),
+    ("find_duplicates (exact+near)", "find_duplicates", "_dedupe.py"),
+    ("admit (incl. sentences, neighbours)", "admit", "_admit.py"),
+    ("  Ledger.fresh (sentence dedupe)", "fresh", "_dedupe.py"),
+    ("  Ledger.record", "record", "_dedupe.py"),
+    ("  split_sentences (nupunkt)", "split_sentences", "_dedupe.py"),
+    ("  Packer._cost", "_cost", "_pack.py"),
+    ("apply_order", "apply_order", "_order.py"),
+    ("Packer._render", "_render", "_pack.py"),
+    ("Packer._usage (exact count)", "_usage", "_pack.py"),
+    ("Packer._manifest", "_manifest", "_pack.py"),
+    ("tiktoken encode (all callers)", "count", "_tokens.py"),
+)
+
+
+def profile(cands: list[dict[str, Any]], question: str) -> None:
+    prof = cProfile.Profile()
+    prof.enable()
+    do_pack(cands, question)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
+    print(f"\nprofile of one pack over {len(cands)} candidates (cProfile, {total:.2f}s with overhead)",
+          file=sys.stderr)
+    for label, name, suffix in STAGES:
+        cum = sum(v[3] for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
+                  if fn == name and file.endswith(suffix) and "satchel" in file)
+        calls = sum(v[1] for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
+                    if fn == name and file.endswith(suffix) and "satchel" in file)
+        print(f"  {label:<38} {cum:7.3f}s {100 * cum / total:5.1f}%  ({calls} calls)", file=sys.stderr)
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(10)
+    print(out.getvalue(), file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="candidate counts (default 1000,10000)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept (default 3)")
+    ap.add_argument("--all-paragraphs", action="store_true",
+                    help="build every size from all distinct paragraphs (less reuse below 10,000)")
+    ap.add_argument("--profile", action="store_true", help="profile one pack per size; breakdown to stderr")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    records = load_nq()
+    question = records[0]["question"]
+    command = "python " + " ".join(shlex.quote(a) for a in ["bench/speed.py", *(argv or sys.argv[1:])])
+    print(f"$ {command}")
+    rows = []
+    for n in sizes:
+        cands, shape = build(n, records, all_paragraphs=args.all_paragraphs)
+        texts = [c["text"] for c in cands]
+        tokens = tokenizer_pass(texts)
+        count = TiktokenTokenizer("o200k_base").count
+        shape["median_tokens"] = statistics.median(count(t) for t in texts)
+        tok = best_of(args.repeat, lambda: tokenizer_pass(texts))
+        pk = best_of(args.repeat, lambda: do_pack(cands, question))
+        result = do_pack(cands, question)
+        reasons: dict[str, int] = {}
+        for e in result.manifest:
+            key = e.reason.split(":")[0] if e.status == "dropped" else e.reason.split(" ")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        rows.append((n, tok, pk, tokens, shape, result, reasons))
+        if args.profile:
+            profile(cands, question)
+    print(f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
+          f"best of {args.repeat}")
+    print()
+    print(f"{'candidates':>10} {'tok/cand':>8} {'tokenizer pass':>15} {'pack':>9} {'pack/tok':>9} "
+          f"{'kept':>6} {'src tokens':>10}")
+    for n, tok, pk, tokens, _shape, result, _ in rows:
+        kept = sum(e.kept for e in result.manifest)
+        print(f"{n:>10} {tokens / n:8.1f} {tok:14.3f}s {pk:8.3f}s {pk / tok:8.2f}x {kept:>6} {result.tokens.sources:>10}")
+    if len(rows) >= 2:
+        (n0, t0, p0, *_), (n1, t1, p1, *_) = rows[0], rows[-1]
+        print(f"\ngrowth {n0}->{n1} ({n1 / n0:.0f}x candidates): tokenizer pass {t1 / t0:.1f}x, "
+              f"pack {p1 / p0:.1f}x")
+    print("\ncandidate shape and what pack did with them:")
+    for n, _, _, _, shape, _, reasons in rows:
+        summary = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        print(f"  {n}: {shape['paragraphs']} distinct paragraphs in {shape['mixes']} mixes, "
+              f"{shape['exact']} exact + {shape['near']} near copies planted, median {shape['median_tokens']:.0f} "
+              f"tokens; {summary}")
+    print("\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
+          "reported, not asserted)")
+
+
+if __name__ == "__main__":
+    main()

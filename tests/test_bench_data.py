@@ -1,0 +1,78 @@
+"""The benchmarks' candidate builder (bench/_data.py) on real nq-open-oracle records.
+
+Needs ../shared/data (or $SATCHEL_DATA); skipped with the missing path named when absent.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import _data  # noqa: E402
+
+RECORDS = (0, 1, 2)
+
+
+@pytest.fixture(scope="module")
+def index() -> _data.NQIndex:
+    path = _data.data_dir() / _data.NQ_FILE
+    if not path.is_file():
+        pytest.skip(f"benchmark data not found: {path} (set SATCHEL_DATA)")
+    return _data.nq_index()
+
+
+def test_offsets_exact_ids_unique_gold_contains_answer(index: _data.NQIndex) -> None:
+    for i in RECORDS:
+        record = index.records[i]
+        paragraph = record["nq_annotated_gold"]["long_answer"]
+        cands, gold = _data.build_candidates(i, index, k_distractors=15)
+        ids = [c["id"] for c in cands]
+        assert len(ids) == len(set(ids))
+        assert len(cands) >= 15
+        own = [c for c in cands if c.get("doc_id") == f"nq{i}"]
+        assert own, "the gold paragraph's windows are candidates"
+        for c in own:
+            assert c["text"] == paragraph[c["start"] : c["end"]]
+        for c in cands:
+            if "start" in c:  # distractor windows of other records are exact slices too
+                rec = index.records[int(c["doc_id"][2:])]
+                assert c["text"] == rec["nq_annotated_gold"]["long_answer"][c["start"] : c["end"]]
+            assert isinstance(c["score"], float)
+        assert all(c.get("doc_id") != f"nq{i}" for c in cands if not c["id"].startswith(f"nq{i}#w"))
+        assert not any(c["id"] == f"nq{i}#ctx" for c in cands), "own ctxs passage is not a distractor"
+        assert gold, f"record {i}: some gold window holds an answer"
+        by_id = {c["id"]: c for c in cands}
+        for gid in gold:
+            assert gid.startswith(f"nq{i}#w")
+            assert _data.answer_in(by_id[gid]["text"], record["answers"])
+        scores = [c["score"] for c in cands]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_deterministic(index: _data.NQIndex) -> None:
+    again = _data.nq_index(index.records)
+    for i in RECORDS:
+        assert _data.build_candidates(i, index) == _data.build_candidates(i, again)
+
+
+def test_candidates_pack() -> None:
+    import satchel
+
+    cands = [{"id": "a", "text": "The first Nobel Prize in Physics went to Wilhelm Conrad Röntgen.", "score": 1.0}]
+    result = satchel.pack(cands, "who got the first nobel prize in physics", source_budget=200)
+    assert _data.answer_in(satchel.unescape(result.messages[-1]["content"]), ["Wilhelm Conrad Röntgen"])
+
+
+def test_answer_in_and_windows() -> None:
+    assert _data.answer_in("It was awarded to Wilhelm Conrad Röntgen, of Germany.", ["wilhelm conrad röntgen"])
+    assert _data.answer_in("The Beatles' album", ["Beatles"])
+    assert not _data.answer_in("in 19012", ["1901"])
+    assert not _data.answer_in("anything", ["the"])  # normalises to nothing
+    text = "  one two   three four five six seven "
+    spans = _data.windows(text, size=3, stride=2)
+    assert [text[s:e] for s, e in spans] == ["one two   three", "three four five", "five six seven"]
