@@ -1,0 +1,426 @@
+"""The lab's HTTP side: a FastAPI app serving the page and a small JSON API.
+
+    GET  /                the page (satchel/lab/static/index.html; no build step, no network)
+    GET  /api/options     orders, known models, pack defaults, which optional features exist
+    GET  /api/example     the built-in example request (``satchel pack --example``)
+    POST /api/pack        {candidates, question, options} -> PackResult.to_dict()
+    POST /api/compare     {candidates, question, left, right} -> both packs and what differs
+    POST /api/ask         {candidates, question, options} -> the pack, and the model's answer
+                          with its citations when a model is configured
+    POST /api/ablate      the ablation variants for the current question (needs a model and
+                          satchel.ablate)
+
+Every :class:`satchel.PackError` becomes a 400 with its message; a body over
+``max_body`` bytes a 413. The model is a FastAPI dependency (:func:`lab_model`)
+so tests and other front ends swap it without touching the routes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import threading
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+try:
+    from fastapi import Depends, FastAPI, Request
+    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.staticfiles import StaticFiles
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.concurrency import run_in_threadpool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from . import INSTALL_HINT
+
+    raise ImportError(INSTALL_HINT) from exc
+
+import satchel
+
+from .._errors import InputError, ModelError, PackError
+from .._pack import Packer
+from ..cli.pack import example_request
+
+__all__ = ["DEFAULT_MAX_BODY", "MODEL_ENV", "ORDER_LABELS", "ModelSlot", "compare_packs", "create_app", "lab_model"]
+
+STATIC = Path(__file__).with_name("static")
+
+#: Requests larger than this are refused with 413 before they are parsed.
+DEFAULT_MAX_BODY = 2 * 1024 * 1024
+
+#: Environment variable naming the model spec when ``--model`` is not given.
+MODEL_ENV = "SATCHEL_LAB_MODEL"
+
+#: How the page names an order on its button; orders added later show their own name.
+ORDER_LABELS = {"edges": "best at the edges"}
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+NO_MODEL = (
+    "No model is configured. Start the lab with `satchel lab --model local` (or openai:NAME with "
+    f"OPENAI_BASE_URL), or set {MODEL_ENV}; the pack below is what would be sent."
+)
+
+
+# -- the model seam ------------------------------------------------------------
+
+
+class ModelSlot:
+    """A model spec and the client built from it on first use (loading a GGUF file is slow)."""
+
+    def __init__(self, spec: str | None, factory: Callable[[str], Any] | None = None) -> None:
+        self.spec = spec or None
+        self._factory = factory
+        self._client: Any = None
+        self._lock = threading.Lock()
+        #: the model name to pack for, when the client registered its own profile (a local GGUF)
+        self.pack_model: str | None = None
+
+    def client(self) -> Any:
+        if self.spec is None:
+            return None
+        with self._lock:
+            if self._client is None:
+                factory = self._factory
+                if factory is None:
+                    try:
+                        from ..clients import client_from_spec
+                    except ImportError as exc:
+                        raise ModelError(
+                            f"model {self.spec!r} is configured but satchel.clients is not available ({exc})"
+                        ) from None
+                    factory = client_from_spec
+                try:
+                    client = factory(self.spec)
+                except (ImportError, OSError) as exc:
+                    raise ModelError(f"model {self.spec!r} could not be loaded: {exc}") from None
+                # a local model knows its own window and vocabulary: pack for exactly that
+                register = getattr(client, "register", None)
+                if callable(register):
+                    self.pack_model = register().name
+                self._client = client
+            return self._client
+
+
+def lab_model(request: Request) -> Any:
+    """FastAPI dependency: the configured model client, or None when there is none."""
+    slot: ModelSlot = request.app.state.model
+    return slot.client()
+
+
+# -- request checking ------------------------------------------------------------
+
+
+def _object(body: Any, what: str = "the request body") -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise InputError(f"{what} must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _pack_args(body: Mapping[str, Any], options_key: str = "options") -> tuple[list[Any], str, dict[str, Any]]:
+    """candidates, question and pack() keyword arguments from a request body."""
+    candidates = body.get("candidates")
+    if not isinstance(candidates, list):
+        raise InputError("'candidates' must be a JSON list of chunks (objects with at least 'text')")
+    question = body.get("question")
+    if not isinstance(question, str):
+        raise InputError("'question' must be a string")
+    options = body.get(options_key)
+    options = {} if options is None else dict(_object(options, f"'{options_key}'"))
+    for key in ("system", "history"):
+        if key in body and key not in options:
+            options[key] = body[key]
+    return candidates, question, options
+
+
+def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satchel.PackResult:
+    try:
+        return satchel.pack(candidates, question, **options)
+    except TypeError as exc:  # e.g. a chunk field of the wrong type deep inside
+        raise InputError(f"the request does not fit pack(): {exc}") from None
+
+
+def compare_packs(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per candidate: where it landed on each side and what changed.
+
+    ``change`` is ``same``, ``moved`` (kept on both sides at different positions),
+    ``only left``/``only right`` (kept on one side), ``dropped`` (on both), or
+    ``changed`` (kept on both, same place, different text sent).
+    """
+    rows = []
+    right_by_id = {e["id"]: e for e in right["manifest"]}
+    for a in left["manifest"]:
+        b = right_by_id.get(a["id"], {})
+        ka, kb = a["status"] == "kept", b.get("status") == "kept"
+        if ka and kb:
+            if a["position"] != b.get("position"):
+                change = "moved"
+            elif a["sent_tokens"] != b.get("sent_tokens") or a["cost"] != b.get("cost"):
+                change = "changed"
+            else:
+                change = "same"
+        elif ka:
+            change = "only left"
+        elif kb:
+            change = "only right"
+        else:
+            change = "dropped"
+        rows.append(
+            {
+                "id": a["id"],
+                "rank": a["rank"],
+                "change": change,
+                "left": {k: a.get(k) for k in ("status", "label", "position", "cost", "reason")},
+                "right": {k: b.get(k) for k in ("status", "label", "position", "cost", "reason")},
+            }
+        )
+    rows.sort(key=lambda r: (r["left"]["position"] or r["right"]["position"] or 10**9, r["rank"]))
+    return rows
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "to_dict"):
+        return _jsonable(value.to_dict())
+    return str(value)
+
+
+def _ablate_fn() -> Callable[..., Any] | None:
+    """satchel.ablate's one-query entry point, when that module exists."""
+    try:
+        module = importlib.import_module("satchel.ablate")
+    except ImportError:
+        return None
+    for name in ("ablate_query", "run_query", "ablate_one"):
+        fn = getattr(module, name, None)
+        if callable(fn):
+            return fn  # type: ignore[no-any-return]
+    return None
+
+
+def _features() -> dict[str, bool]:
+    fields = set(Packer.__dataclass_fields__)
+    return {
+        "compress": "compress" in fields,
+        "role_caps": "role_caps" in fields,
+        "cite": callable(getattr(satchel, "cite", None)),
+        "ablation": _ablate_fn() is not None,
+    }
+
+
+def _defaults() -> dict[str, Any]:
+    out = {}
+    for name, f in Packer.__dataclass_fields__.items():
+        if name.startswith("_") or f.default is dataclasses.MISSING:
+            continue
+        value = f.default
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+# -- the size limit ----------------------------------------------------------------
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+
+
+class BodyLimit:
+    """ASGI middleware: refuse a request body over ``limit`` bytes with 413, declared or streamed."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        parts, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.limit:
+                await self._refuse(scope, receive, send)
+                return
+            parts.append(body)
+            more = message.get("more_body", False)
+        whole = b"".join(parts)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": whole, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Any, send: Any) -> None:
+        response = JSONResponse(
+            {"error": f"the request is larger than the lab's limit of {self.limit} bytes; "
+                      "send fewer or shorter candidates"},
+            status_code=413,
+        )
+        await response(scope, receive, send)
+
+
+# -- the app -------------------------------------------------------------------------
+
+
+def create_app(
+    model: str | None = None,
+    *,
+    max_body: int = DEFAULT_MAX_BODY,
+    client_factory: Callable[[str], Any] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+) -> FastAPI:
+    """The lab app.
+
+    ``model`` is a client spec (``local``, ``openai:NAME``); None reads
+    ``SATCHEL_LAB_MODEL`` and, when that is unset too, runs with no model.
+    ``client_factory(spec)`` replaces :func:`satchel.clients.client_from_spec`;
+    ``allowed_hosts`` limits the Host header (``satchel lab`` sets it on loopback).
+    """
+    app = FastAPI(title="Satchel Lab", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.model = ModelSlot(model if model is not None else os.environ.get(MODEL_ENV), client_factory)
+
+    @app.exception_handler(PackError)
+    async def pack_error(request: Request, exc: PackError) -> JSONResponse:
+        status = 502 if isinstance(exc, ModelError) else 400
+        return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=status)
+
+    async def body_of(request: Request) -> dict[str, Any]:
+        try:
+            data = await request.json()
+        except ValueError:
+            raise InputError("the request body is not valid JSON") from None
+        return _object(data)
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/options")
+    def options(request: Request) -> dict[str, Any]:
+        # a plain def (run in a worker thread): the first call may load a local model
+        slot: ModelSlot = request.app.state.model
+        model_error = None
+        try:
+            slot.client()
+        except PackError as exc:
+            model_error = str(exc)
+        defaults = _defaults()
+        if slot.pack_model:
+            defaults["model"] = slot.pack_model
+        orders = sorted(satchel.ORDERS)
+        return {
+            "orders": orders,
+            "order_labels": {name: ORDER_LABELS.get(name, name) for name in orders},
+            "models": satchel.known_models(),
+            "defaults": defaults,
+            "model": slot.spec,
+            "model_error": model_error,
+            "features": _features(),
+            "max_body": max_body,
+        }
+
+    @app.get("/api/example")
+    async def example() -> dict[str, Any]:
+        return example_request()
+
+    @app.post("/api/pack")
+    async def pack(request: Request) -> dict[str, Any]:
+        candidates, question, opts = _pack_args(await body_of(request))
+        return _pack(candidates, question, opts).to_dict()
+
+    @app.post("/api/compare")
+    async def compare(request: Request) -> dict[str, Any]:
+        body = await body_of(request)
+        candidates, question, left_opts = _pack_args(body, "left")
+        _, _, right_opts = _pack_args(body, "right")
+        left = _pack(candidates, question, left_opts).to_dict()
+        right = _pack(candidates, question, right_opts).to_dict()
+        return {"left": left, "right": right, "rows": compare_packs(left, right)}
+
+    @app.post("/api/ask")
+    async def ask(request: Request, client: Any = Depends(lab_model)) -> dict[str, Any]:
+        candidates, question, opts = _pack_args(await body_of(request))
+        # in a worker thread: a slow local model must not block the page's other requests
+        return await run_in_threadpool(_answer, client, candidates, question, opts)
+
+    def _answer(client: Any, candidates: list[Any], question: str, opts: dict[str, Any]) -> dict[str, Any]:
+        result = _pack(candidates, question, opts)
+        out: dict[str, Any] = {"pack": result.to_dict(), "answer": None, "citations": None, "notice": None}
+        if client is None:
+            out["notice"] = NO_MODEL
+            return out
+        answer = client.complete(result.chat_messages(), max_tokens=result.budget.answer or 512, temperature=0.0)
+        out["answer"] = _jsonable(answer)
+        cite = getattr(satchel, "cite", None)
+        if callable(cite):
+            out["citations"] = _jsonable(cite(answer.text, result))
+        return out
+
+    @app.post("/api/ablate")
+    async def ablate(request: Request, client: Any = Depends(lab_model)) -> Any:
+        body = await body_of(request)
+        candidates, question, opts = _pack_args(body)
+        fn = _ablate_fn()
+        if fn is None:
+            return JSONResponse(
+                {"error": "the ablation harness (satchel.ablate) is not installed in this version"},
+                status_code=501,
+            )
+        if client is None:
+            return JSONResponse({"error": NO_MODEL}, status_code=409)
+        query = {
+            "question": question,
+            "candidates": candidates,
+            "answers": body.get("answers") or [],
+            "gold": body.get("gold") or [],
+        }
+        opts.pop("history", None)  # the harness asks single questions
+        if "permutations" in body:
+            opts["permutations"] = body["permutations"]
+        result = await run_in_threadpool(fn, query, client, **opts)
+        return {"result": _jsonable(result)}
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        response = await call_next(request)
+        # defence in depth: even if chunk text reached the DOM as markup, no inline script runs
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit, limit=max_body)
+    if allowed_hosts is not None:
+        # a page on another site must not reach the lab through DNS rebinding
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    return app

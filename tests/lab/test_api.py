@@ -1,0 +1,243 @@
+"""The lab's JSON API: the page gets exactly what the library computes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+import satchel  # noqa: E402
+from satchel.cli.pack import example_request  # noqa: E402
+from satchel.lab.app import DEFAULT_MAX_BODY, compare_packs, create_app, lab_model  # noqa: E402
+
+
+@pytest.fixture
+def client() -> TestClient:
+    return TestClient(create_app(model=""))
+
+
+@pytest.fixture
+def example() -> dict:
+    return example_request()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"source_budget": 300},
+        {"source_budget": 250, "order": "edges"},
+        {"source_budget": 400, "order": "chronological", "dedupe": False},
+        {"model": "gpt-4", "reserve_answer": 100, "source_budget": 200},
+        {"tokenizer": "estimate", "source_budget": 300},
+    ],
+)
+def test_pack_equals_the_library(client, example, options):
+    body = {"candidates": example["candidates"], "question": example["question"], "options": options}
+    response = client.post("/api/pack", json=body)
+    assert response.status_code == 200, response.text
+    expected = satchel.pack(example["candidates"], example["question"], **options).to_dict()
+    assert response.json() == json.loads(json.dumps(expected))
+    assert response.json()["text"] == expected["text"]
+
+
+def test_system_and_history_reach_the_library(client, example):
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    body = {"candidates": example["candidates"], "question": "and refunds?", "system": "Be brief.",
+            "history": history, "options": {"source_budget": 200}}
+    got = client.post("/api/pack", json=body).json()
+    expected = satchel.pack(example["candidates"], "and refunds?", system="Be brief.", history=history,
+                            source_budget=200)
+    assert got["text"] == expected.text
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({"candidates": [{"text": "a"}], "question": "q", "options": {"order": "sideways"}}, "unknown order 'sideways'"),
+        ({"candidates": [{"text": "a"}], "question": "q", "options": {"compress_everything": True}},
+         "unknown option(s) compress_everything"),
+        ({"candidates": [{"id": "a", "text": "a"}], "question": "  "}, "question="),
+        ({"candidates": [{"text": "a"}], "question": "q"}, "has no 'id'"),
+        ({"candidates": [{"text": "a"}], "question": "q", "options": {"source_budget": -5}}, "source_budget=-5"),
+        ({"candidates": "nope", "question": "q"}, "'candidates' must be a JSON list"),
+        ({"candidates": [], "question": "q", "options": []}, "'options' must be a JSON object"),
+        ([1, 2], "must be a JSON object"),
+    ],
+)
+def test_errors_are_400_with_the_message(client, body, needle):
+    response = client.post("/api/pack", json=body)
+    assert response.status_code == 400
+    assert needle in response.json()["error"]
+
+
+def test_invalid_json_is_400(client):
+    response = client.post("/api/pack", content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "not valid JSON" in response.json()["error"]
+
+
+def test_oversized_body_is_413(client):
+    big = {"candidates": [{"text": "x" * (DEFAULT_MAX_BODY + 10)}], "question": "q"}
+    response = client.post("/api/pack", json=big)
+    assert response.status_code == 413
+    assert str(DEFAULT_MAX_BODY) in response.json()["error"]
+
+
+def test_streamed_body_over_the_limit_is_413():
+    small = TestClient(create_app(model="", max_body=1000))
+
+    def chunks():
+        for _ in range(20):
+            yield b"x" * 100
+
+    response = small.post("/api/pack", content=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+
+def test_options_lists_orders_models_and_defaults(client):
+    data = client.get("/api/options").json()
+    assert data["orders"] == sorted(satchel.ORDERS)
+    assert data["models"] == satchel.known_models()
+    assert data["order_labels"]["edges"] == "best at the edges"
+    assert data["defaults"]["order"] == "relevance"
+    assert data["defaults"]["reserve_answer"] == 512
+    assert data["model"] is None
+    assert set(data["features"]) == {"compress", "role_caps", "cite", "ablation"}
+
+
+def test_example_is_the_cli_example(client):
+    assert client.get("/api/example").json() == example_request()
+
+
+def test_page_is_served_with_a_strict_policy(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    assert 'role="tab"' in response.text and ">Ask<" in response.text and ">Trace<" in response.text
+    assert 'type="range"' in response.text
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert client.get("/static/lab.js").status_code == 200
+    assert client.get("/static/lab.css").status_code == 200
+
+
+def test_page_needs_no_network():
+    from satchel.lab.app import STATIC
+
+    for path in STATIC.iterdir():
+        text = path.read_text("utf-8")
+        assert "http://" not in text and "https://" not in text, path.name
+        if path.suffix == ".js":
+            assert "innerHTML" not in text and "insertAdjacentHTML" not in text and "outerHTML" not in text
+
+
+def test_compare_reports_moves(client, example):
+    body = {"candidates": example["candidates"], "question": example["question"],
+            "left": {"source_budget": 400}, "right": {"source_budget": 400, "order": "edges"}}
+    data = client.post("/api/compare", json=body).json()
+    left = satchel.pack(example["candidates"], example["question"], source_budget=400).to_dict()
+    right = satchel.pack(example["candidates"], example["question"], source_budget=400, order="edges").to_dict()
+    assert data["left"]["text"] == left["text"] and data["right"]["text"] == right["text"]
+    assert data["rows"] == compare_packs(left, right)
+    changes = {r["id"]: r["change"] for r in data["rows"]}
+    assert changes["returns-policy#1"] == "same"          # first stays first
+    assert "moved" in changes.values()
+    assert len(data["rows"]) == len(example["candidates"])
+
+
+def test_compare_reports_what_only_one_side_kept(example):
+    left = satchel.pack(example["candidates"], example["question"], source_budget=150).to_dict()
+    right = satchel.pack(example["candidates"], example["question"], source_budget=400).to_dict()
+    rows = compare_packs(left, right)
+    assert any(r["change"] == "only right" for r in rows)
+    assert not any(r["change"] == "only left" for r in rows)
+
+
+def test_ask_without_a_model_still_packs(client, example):
+    body = {"candidates": example["candidates"], "question": example["question"], "options": {"source_budget": 300}}
+    data = client.post("/api/ask", json=body).json()
+    assert data["answer"] is None
+    assert data["notice"].startswith("No model is configured")
+    assert data["pack"]["text"] == satchel.pack(example["candidates"], example["question"], source_budget=300).text
+
+
+@dataclass(frozen=True)
+class FakeAnswer:
+    text: str
+    model: str = "fake"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    finish_reason: str = "stop"
+
+
+class FakeModel:
+    """Echoes the number of messages it got, and cites S1."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list, int]] = []
+
+    def complete(self, messages, max_tokens=512, temperature=0.0):
+        self.calls.append((messages, max_tokens))
+        return FakeAnswer(f"30 days [S1] ({len(messages)} messages)")
+
+
+def test_ask_sends_the_packed_messages_to_the_model(example):
+    model = FakeModel()
+    app = create_app(model="")
+    app.dependency_overrides[lab_model] = lambda: model
+    body = {"candidates": example["candidates"], "question": example["question"],
+            "options": {"source_budget": 300, "reserve_answer": 200}}
+    data = TestClient(app).post("/api/ask", json=body).json()
+    expected = satchel.pack(example["candidates"], example["question"], source_budget=300, reserve_answer=200)
+    assert model.calls == [(expected.chat_messages(), 200)]
+    assert data["answer"]["text"] == "30 days [S1] (2 messages)"
+    assert data["notice"] is None
+    if callable(getattr(satchel, "cite", None)):
+        assert "S1" in data["citations"]["cited_labels"]
+
+
+def test_the_model_spec_goes_to_the_factory_once(example):
+    specs = []
+
+    def factory(spec):
+        specs.append(spec)
+        return FakeModel()
+
+    client = TestClient(create_app(model="openai:test", client_factory=factory))
+    assert client.get("/api/options").json()["model"] == "openai:test"
+    body = {"candidates": example["candidates"], "question": example["question"]}
+    for _ in range(2):
+        assert client.post("/api/ask", json=body).json()["answer"]["text"].startswith("30 days")
+    assert specs == ["openai:test"]
+
+
+def test_model_spec_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:from-env")
+    assert TestClient(create_app()).get("/api/options").json()["model"] == "openai:from-env"
+
+
+def test_ablate_needs_a_model_and_the_harness(client, example):
+    body = {"candidates": example["candidates"], "question": example["question"]}
+    response = client.post("/api/ablate", json=body)
+    assert response.status_code in (409, 501)
+    assert response.json()["error"]
+
+
+def test_foreign_host_is_refused():
+    app = create_app(model="", allowed_hosts=["127.0.0.1", "localhost"])
+    assert TestClient(app, base_url="http://127.0.0.1").get("/api/options").status_code == 200
+    assert TestClient(app, base_url="http://evil.example").get("/api/options").status_code == 400
+
+
+def test_cli_registers_lab():
+    from satchel.cli import build_parser
+
+    args = build_parser().parse_args(["lab", "--no-browser", "--port", "8123"])
+    assert (args.host, args.port, args.no_browser, args.model) == ("127.0.0.1", 8123, True, None)
