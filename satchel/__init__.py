@@ -28,6 +28,7 @@ from ._models import ModelProfile, get_model, known_models, register_model
 from ._order import ORDERS
 from ._pack import Packer, pack
 from ._render import DEFAULT_SYSTEM, escape_attr, escape_text, unescape
+from ._roles import DEFAULT_ROLE_CAPS, EVIDENCE_POLICY, RoleRule
 from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
 from .citations import Citations, cite
 from .window import ContextWindow, WindowUsage
@@ -35,7 +36,9 @@ from .window import ContextWindow, WindowUsage
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_ROLE_CAPS",
     "DEFAULT_SYSTEM",
+    "EVIDENCE_POLICY",
     "ORDERS",
     "ROLES",
     "Budget",
@@ -53,6 +56,7 @@ __all__ = [
     "PackedSource",
     "Packer",
     "Priority",
+    "RoleRule",
     "TokenCounter",
     "TokenUsage",
     "Tokenizer",

@@ -14,14 +14,15 @@ same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
 from ._dedupe import DedupeReport, Ledger
 from ._errors import BudgetError
+from ._represent import Compressor, fit
 
-__all__ = ["Admission", "Decision", "Draft", "admit"]
+__all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
 
 
 @dataclass(slots=True)
@@ -34,6 +35,7 @@ class Draft:
     #: (doc_id, start, end) while the text is still exactly that slice of the document
     span: tuple[str, int, int] | None
     cost: int = 0
+    role: str = "supporting"
 
     @property
     def lead(self) -> Chunk:
@@ -46,10 +48,11 @@ class Decision:
 
     status: str  # "kept" or "dropped"
     reason: str
-    stage: str  # "dedupe", "admit" or "verify"
+    stage: str  # "dedupe", "admit", "represent" or "verify"
     duplicate_of: str | None = None
     merged_into: str | None = None
     removed_sentences: tuple[tuple[str, str], ...] = ()
+    compression: dict[str, object] | None = None
 
 
 @dataclass(slots=True)
@@ -57,6 +60,25 @@ class Admission:
     sources: list[Draft] = field(default_factory=list)
     decisions: dict[str, Decision] = field(default_factory=dict)
     used: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Seed 003's admission policy: roles, per-role caps, compression, distractor filter.
+
+    The default policy changes nothing: no caps, no compression, no filter.
+    """
+
+    roles: Mapping[str, str] = field(default_factory=dict)
+    #: per-role cap in tokens (None: uncapped); ``caps=None`` turns role caps off
+    caps: Mapping[str, int | None] | None = None
+    question: str = ""
+    extractive: bool = False
+    compressor: Compressor | None = None
+    compressor_roles: frozenset[str] = frozenset()
+    #: candidates scoring below this are distractors (``min_score_ratio`` × best score)
+    min_score: float | None = None
+    min_score_ratio: float | None = None
 
 
 CostFn = Callable[[Sequence[Chunk], str, int], int]
@@ -74,14 +96,18 @@ def admit(
     max_sources: int | None = None,
     text_tokens: Callable[[str], int] | None = None,
     max_chunk_tokens: int | None = None,
+    policy: Policy | None = None,
 ) -> Admission:
     """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens."""
     out = Admission()
     ledger = Ledger() if sentences else None
     by_doc: dict[str, list[Draft]] = {}
     report = report or DedupeReport()
+    policy = policy or Policy()
+    count = text_tokens or (lambda t: cost([], t, 1))
     for position, chunk in enumerate(ranked):
         critical = chunk.priority == Priority.CRITICAL
+        role = policy.roles.get(chunk.id, "supporting")
         dup = report.duplicate_of.get(position)
         if dup is not None:
             original, similarity = dup
@@ -93,13 +119,26 @@ def admit(
                 duplicate_of=ranked[original].id,
             )
             continue
+        if (
+            policy.min_score is not None
+            and not critical
+            and chunk.score is not None
+            and chunk.score < policy.min_score
+        ):
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"distractor filter: score {chunk.score:g} < {policy.min_score_ratio:g} × the best score "
+                f"(min_score_ratio)",
+                "admit",
+            )
+            continue
         if max_sources is not None and not critical and len(out.sources) >= max_sources:
             out.decisions[chunk.id] = Decision(
                 "dropped", f"source cap: {max_sources} sources already admitted (max_sources)", "admit"
             )
             continue
-        if max_chunk_tokens is not None and not critical and text_tokens is not None:
-            size = text_tokens(chunk.text)
+        if max_chunk_tokens is not None and not critical:
+            size = count(chunk.text)
             if size > max_chunk_tokens:
                 out.decisions[chunk.id] = Decision(
                     "dropped",
@@ -128,23 +167,43 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = fresh.removed if fresh is not None else ()
-        span = None
-        if chunk.doc_id is not None and chunk.start is not None and not removed:
-            span = (chunk.doc_id, chunk.start, chunk.end)
-        draft = Draft([chunk], text, position + 1, span)
-        draft.cost = cost(draft.members, text, len(out.sources) + 1)
-        if draft.cost > left:
+        label = len(out.sources) + 1
+        overhead = cost([chunk], "", label)
+        cap = None if critical or policy.caps is None else policy.caps.get(role)
+        shaped = fit(
+            text,
+            role=role,
+            cap=cap,
+            room=max(0, left - overhead),
+            question=policy.question,
+            count=count,
+            extractive=policy.extractive and not critical,
+            compressor=None if critical else policy.compressor,
+            compressor_roles=policy.compressor_roles,
+        )
+        full_cost = overhead + count(text)
+        if shaped.text is None:
             if critical:
                 raise BudgetError(
-                    f"CRITICAL candidate {chunk.id!r} needs {draft.cost} tokens but only {left} "
+                    f"CRITICAL candidate {chunk.id!r} needs {full_cost} tokens but only {left} "
                     f"of the {budget}-token source budget are left; shorten it, raise the "
                     "budget, or lower its priority"
                 )
             out.decisions[chunk.id] = Decision(
                 "dropped",
-                f"does not fit: needs {draft.cost} tokens, {left} of {budget} left",
-                "admit",
+                shaped.reason or f"does not fit: needs {full_cost} tokens, {left} of {budget} left",
+                "represent" if shaped.reason else "admit",
                 removed_sentences=removed,
+            )
+            continue
+        span = None
+        if chunk.doc_id is not None and chunk.start is not None and not removed and shaped.compression is None:
+            span = (chunk.doc_id, chunk.start, chunk.end)
+        draft = Draft([chunk], shaped.text, position + 1, span, role=role)
+        draft.cost = cost(draft.members, draft.text, label)
+        if draft.cost > left:  # the parts did not add up exactly; never overshoot
+            out.decisions[chunk.id] = Decision(
+                "dropped", f"does not fit: needs {draft.cost} tokens, {left} of {budget} left", "admit"
             )
             continue
         out.sources.append(draft)
@@ -152,11 +211,13 @@ def admit(
         if span is not None:
             by_doc.setdefault(span[0], []).append(draft)
         if ledger is not None:
-            ledger.record(text, chunk.id)
-        reason = "admitted"
+            ledger.record(draft.text, chunk.id)
+        reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:
-            reason = f"admitted without {len(removed)} sentence(s) already sent"
-        out.decisions[chunk.id] = Decision("kept", reason, "admit", removed_sentences=removed)
+            reason += f" without {len(removed)} sentence(s) already sent"
+        out.decisions[chunk.id] = Decision(
+            "kept", reason, "admit", removed_sentences=removed, compression=shaped.compression
+        )
     return out
 
 
@@ -206,6 +267,7 @@ def _merge_neighbours(
         text,
         lead_draft.rank,
         (chunk.doc_id, pieces[0][0], cursor),
+        role=lead_draft.role,
     )
     old_cost = sum(d.cost for d in touching)
     label = out.sources.index(lead_draft) + 1

@@ -25,7 +25,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["DedupeReport", "Ledger", "find_duplicates", "normalise", "split_sentences"]
+__all__ = [
+    "DedupeReport",
+    "Ledger",
+    "find_duplicates",
+    "join_kept",
+    "normalise",
+    "split_sentences",
+    "strip_boilerplate",
+]
 
 _NUMBERISH = re.compile(r"\S*\d\S*")
 _NEGATION = re.compile(
@@ -234,7 +242,7 @@ class Fresh:
 
 
 class Ledger:
-    """What admission has sent so far: sentence keys and document spans."""
+    """The sentences admission has sent so far, and where each was first sent."""
 
     def __init__(self) -> None:
         self._sentences: dict[str, str] = {}
@@ -243,23 +251,19 @@ class Ledger:
         """``text`` without sentences already sent; runs of kept sentences stay verbatim."""
         if not self._sentences:
             return Fresh(text, ())
-        spans = split_sentences(text)
         removed: list[tuple[str, str]] = []
-        runs: list[tuple[int, int]] = []
-        for start, end in spans:
+        kept: list[tuple[int, int]] = []
+        for start, end in split_sentences(text):
             sentence = text[start:end]
             key = normalise(sentence)
             seen_in = self._sentences.get(key) if key.count(" ") + 1 >= MIN_SENTENCE_WORDS else None
             if seen_in is not None:
                 removed.append((sentence, seen_in))
-            elif runs and not text[runs[-1][1] : start].strip():
-                # Adjacent kept sentences stay joined exactly as written.
-                runs[-1] = (runs[-1][0], end)
             else:
-                runs.append((start, end))
+                kept.append((start, end))
         if not removed:
             return Fresh(text, ())
-        return Fresh(" ".join(text[s:e] for s, e in runs), tuple(removed))
+        return Fresh(join_kept(text, kept), tuple(removed))
 
     def record(self, text: str, source_id: str) -> None:
         """Remember every sentence of ``text`` as sent in ``source_id``."""
@@ -268,3 +272,58 @@ class Ledger:
             if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
                 self._sentences.setdefault(key, source_id)
 
+
+
+# --- boilerplate -----------------------------------------------------------------
+
+
+def _units(text: str) -> list[tuple[int, int]]:
+    """Lines, each cut into sentences: the pieces boilerplate is made of."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        for start, end in split_sentences(line):
+            spans.append((pos + start, pos + end))
+        pos += len(line)
+    return spans
+
+
+def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a space."""
+    runs: list[tuple[int, int]] = []
+    for start, end in spans:
+        if runs and not text[runs[-1][1] : start].strip():
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return " ".join(text[s:e] for s, e in runs)
+
+
+def strip_boilerplate(
+    texts: Sequence[str], documents: Sequence[str], min_documents: int = 3
+) -> list[tuple[str, int]]:
+    """Remove lines and sentences repeated across ``min_documents`` or more documents.
+
+    Headers, footers and cookie notices recur across *different* documents;
+    sentences shared by overlapping windows of one document do not count, which
+    is why repetition is measured in distinct ``documents`` (a doc_id, or the
+    chunk's own id). Returns, per text, the text left and how many pieces were
+    stripped. Pieces shorter than three words are never boilerplate.
+    """
+    units = [_units(t) for t in texts]
+    seen_in: dict[str, set[str]] = {}
+    for text, spans, doc in zip(texts, units, documents):
+        for s, e in spans:
+            key = normalise(text[s:e])
+            if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
+                seen_in.setdefault(key, set()).add(doc)
+    boiler = {k for k, docs in seen_in.items() if len(docs) >= min_documents}
+    out = []
+    for text, spans in zip(texts, units):
+        if not boiler:
+            out.append((text, 0))
+            continue
+        kept = [(s, e) for s, e in spans if normalise(text[s:e]) not in boiler]
+        stripped = len(spans) - len(kept)
+        out.append((text if not stripped else join_kept(text, kept), stripped))
+    return out

@@ -92,3 +92,30 @@ def apply_order(spec: str | Callable[..., list], ranked: Sequence[T]) -> list[T]
             f"got {len(out)} items for {len(ranked)} sources"
         )
     return out
+
+
+@order("query-adjacent")
+def query_adjacent(ranked: Sequence[T]) -> list[T]:
+    """The strongest evidence immediately before the question (seed 003): best last."""
+    return list(ranked)[::-1]
+
+
+def _role_of(item: object) -> str:
+    return getattr(item, "role", "supporting")
+
+
+@order("edge-anchored")
+def edge_anchored(ranked: Sequence[T]) -> list[T]:
+    """The decisive item first, supporting material in the middle (seed 003).
+
+    The last slot belongs to the output contract, which :func:`satchel.pack`
+    restates after the sources, next to the question, whenever this order is used
+    and a ``contract`` is given. Without any decisive item the best-ranked one
+    takes the first slot.
+    """
+    items = list(ranked)
+    decisive = [s for s in items if _role_of(s) == "decisive"] or items[:1]
+    rest = [s for s in items if s not in decisive]
+    rank = {"supporting": 0, "background": 1, "decisive": 0}
+    rest.sort(key=lambda s: rank.get(_role_of(s), 0))  # stable: rank order within a role
+    return decisive + rest

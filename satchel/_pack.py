@@ -7,13 +7,13 @@ Each stage lives in its own module; this one only composes them. A
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._admit import Admission, Decision, Draft, admit
+from ._admit import Admission, Decision, Draft, Policy, admit
 from ._budget import Budget
-from ._chunk import Chunk, Priority, as_chunks
-from ._dedupe import DedupeReport, find_duplicates
+from ._chunk import ROLES, Chunk, Priority, as_chunks
+from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
 from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
@@ -33,6 +33,8 @@ from ._render import (
     source_block,
     sources_block,
 )
+from ._represent import Compressor
+from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
 from ._tokens import TokenCounter, resolve_tokenizer
 
 __all__ = ["DEDUPE_STAGES", "Packer", "pack", "rank_candidates"]
@@ -98,6 +100,16 @@ class Packer:
     metadata: Sequence[str] = DEFAULT_METADATA
     message_overhead: int | None = None
     reply_overhead: int | None = None
+    # seed 003's policy; every default leaves the core's behaviour unchanged
+    role_caps: Mapping[str, int | float | None] | None = None
+    role_rule: RoleRule = field(default_factory=RoleRule)
+    compress: bool = False
+    compressor: Compressor | None = None
+    compressor_roles: Sequence[str] = ()
+    contract: str | None = None
+    restate_contract: bool = False
+    min_score_ratio: float | None = None
+    strip_boilerplate: bool | int = False
     _profile: ModelProfile = field(init=False, repr=False, compare=False)
     _counter: TokenCounter = field(init=False, repr=False, compare=False)
     _stages: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -143,6 +155,33 @@ class Packer:
                 f"near_duplicate={self.near_duplicate!r} must be a similarity in (0, 1]; 0.8 is the default"
             )
         set_(self, "metadata", check_metadata_fields(self.metadata))
+        set_(self, "role_caps", check_role_caps(self.role_caps))
+        if not isinstance(self.role_rule, RoleRule):
+            raise ConfigError(f"role_rule={self.role_rule!r} must be a satchel.RoleRule")
+        if self.compressor is not None and not callable(self.compressor):
+            raise ConfigError("compressor must be a callable (text, question, max_tokens) -> str")
+        roles = frozenset([self.compressor_roles] if isinstance(self.compressor_roles, str) else self.compressor_roles)
+        if roles - set(ROLES) or (roles and self.compressor is None) or (self.compressor and not roles):
+            raise ConfigError(
+                f"compressor_roles={sorted(roles)!r}: an abstractive compressor runs only for roles you name "
+                f"({', '.join(ROLES)}); give both compressor= and compressor_roles="
+            )
+        set_(self, "compressor_roles", roles)
+        if self.contract is not None and (not isinstance(self.contract, str) or not self.contract.strip()):
+            raise ConfigError(f"contract={self.contract!r} must be non-empty text (the output contract) or None")
+        if self.min_score_ratio is not None and (
+            isinstance(self.min_score_ratio, bool)
+            or not isinstance(self.min_score_ratio, (int, float))
+            or not 0 < self.min_score_ratio <= 1
+        ):
+            raise ConfigError(f"min_score_ratio={self.min_score_ratio!r} must be in (0, 1], e.g. 0.5, or None")
+        if self.strip_boilerplate is not False and (
+            not isinstance(self.strip_boilerplate, int) or (self.strip_boilerplate is not True and self.strip_boilerplate < 2)
+        ):
+            raise ConfigError(
+                f"strip_boilerplate={self.strip_boilerplate!r}: use True (3 documents) or the number of "
+                "distinct documents (at least 2) a line must recur in to count as boilerplate"
+            )
         set_(self, "_stages", _dedupe_stages(self.dedupe))
         set_(self, "_counter", TokenCounter(resolve_tokenizer(self._profile.tokenizer, None, self.model)))
 
@@ -174,7 +213,24 @@ class Packer:
             "metadata": list(self.metadata),
             "message_overhead": self._profile.message_overhead,
             "reply_overhead": self._profile.reply_overhead,
+            "role_caps": dict(self.role_caps) if self.role_caps is not None else None,
+            "role_rule": {
+                "max_decisive": self.role_rule.max_decisive,
+                "decisive_gap": self.role_rule.decisive_gap,
+                "supporting": self.role_rule.supporting,
+            },
+            "compress": self.compress,
+            "compressor_roles": sorted(self.compressor_roles),
+            "contract": self.contract,
+            "restate_contract": self._restates,
+            "min_score_ratio": self.min_score_ratio,
+            "strip_boilerplate": self.strip_boilerplate,
         }
+
+    @property
+    def _restates(self) -> bool:
+        """The contract is restated after the sources when asked, and always by ``edge-anchored``."""
+        return self.contract is not None and (self.restate_contract or self.order == "edge-anchored")
 
     def plan(
         self,
@@ -199,7 +255,30 @@ class Packer:
         system_text, history_msgs = _check_prompt_parts(question, system, history)
         budget = self._plan(question, system_text, history_msgs)
         count = self._counter
-        ranked = rank_candidates(chunks)
+        retrieval = rank_candidates(chunks)
+
+        # dedupe, step 0 (seed 003): boilerplate repeated across documents; off by default
+        stripped: dict[str, int] = {}
+        boilerplate_only: set[str] = set()
+        ranked = list(retrieval)
+        if self.strip_boilerplate is not False:
+            min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
+            cleaned = strip_boilerplate([c.text for c in ranked], [c.doc_id or c.id for c in ranked], min_docs)
+            for i, (text, n) in enumerate(cleaned):
+                if not n:
+                    continue
+                stripped[ranked[i].id] = n
+                if text:
+                    # offsets no longer describe the text, so this chunk cannot merge with neighbours
+                    ranked[i] = replace(ranked[i], text=text, start=None, end=None)
+                else:
+                    boilerplate_only.add(ranked[i].id)
+            ranked = [c for c in ranked if c.id not in boilerplate_only]
+
+        # roles (seed 003): always reported; with role caps they also set admission order
+        roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule)))
+        if self.role_caps is not None:
+            ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
 
         # dedupe, first pass: over the whole ranked list
         stages = self._stages
@@ -211,12 +290,25 @@ class Packer:
                 near=self.near_duplicate if "near" in stages else None,
             )
 
-        # admit (with the second dedupe pass: neighbours and sentences already sent)
+        # admit, with the second dedupe pass (neighbours, sentences already sent) and
+        # the representation of what overflows
         wrapper = count(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE)
-        room = max(0, budget.sources - wrapper)
+        best = max((c.score for c in ranked if c.score is not None), default=None)
+        policy = Policy(
+            roles=roles,
+            caps=None
+            if self.role_caps is None
+            else {role: resolve_cap(cap, budget.sources) for role, cap in self.role_caps.items()},
+            question=question,
+            extractive=self.compress,
+            compressor=self.compressor,
+            compressor_roles=self.compressor_roles,
+            min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
+            min_score_ratio=self.min_score_ratio,
+        )
         admission = admit(
             ranked,
-            room,
+            max(0, budget.sources - wrapper),
             self._cost,
             report=report,
             sentences="sentences" in stages,
@@ -224,12 +316,18 @@ class Packer:
             max_sources=self.max_sources,
             text_tokens=lambda t: count(escape_text(t)),
             max_chunk_tokens=self.max_chunk_tokens,
+            policy=policy,
         )
+        for cid in boilerplate_only:
+            admission.decisions[cid] = Decision(
+                "dropped", f"boilerplate: all {stripped[cid]} of its lines recur in other documents", "dedupe"
+            )
+        conflicts = {ranked[i].id: tuple(ranked[j].id for j in js) for i, js in report.conflicts.items()}
 
         # order, render, and verify the exact count of what will be sent
         while True:
             ordered = apply_order(self.order, sorted(admission.sources, key=lambda d: d.rank))
-            messages, labels = self._render(ordered, question, system_text, history_msgs)
+            messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
             usage = self._usage(messages, budget, question)
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
@@ -240,7 +338,7 @@ class Packer:
             messages=tuple(messages),
             text=prompt_text(messages),
             labels=labels,
-            manifest=self._manifest(ranked, admission, ordered, report),
+            manifest=self._manifest(retrieval, admission, ordered, conflicts, roles, stripped),
             tokens=usage,
             budget=budget,
             tokenizer=count.name,
@@ -263,15 +361,31 @@ class Packer:
 
     def _plan(self, question: str, system: str, history: list[dict[str, str]]) -> Budget:
         count, p = self._counter, self._profile
+        # The output contract is its own fixed slice (seed 003): reserved before any
+        # source, so packing can cut evidence but never the contract.
+        contract = 0
+        if self.contract is not None:
+            contract = count(self._system(system)) - count(system)
+            if self._restates:
+                contract += count(self._restated())
         return Budget(
             context_window=p.context_window,
             system=count(system) + p.message_overhead,
             question=count(QUESTION_SEPARATOR + question_block(question)) + p.message_overhead + p.reply_overhead,
             history=sum(count(m["content"]) + p.message_overhead for m in history),
             answer=self.reserve_answer,
+            contract=contract,
             other=self.reserve_other,
             cap=self.source_budget,
         )
+
+    def _system(self, system: str) -> str:
+        """The system message: instructions, then the output contract when there is one."""
+        return system if self.contract is None else f"{system}\n\n{self.contract}"
+
+    def _restated(self) -> str:
+        """The contract restated between the sources and the question."""
+        return f"{QUESTION_SEPARATOR}<contract>{self.contract}</contract>"
 
     def _attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
@@ -302,7 +416,10 @@ class Packer:
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
         # With nothing kept the prompt is the question alone: an empty <sources>
         # element would cost tokens a zero source budget does not have.
-        user = (sources_block(blocks) + QUESTION_SEPARATOR if blocks else "") + question_block(question)
+        user = (sources_block(blocks) if blocks else "")
+        if self._restates:
+            user += self._restated()
+        user = (user + QUESTION_SEPARATOR if user else "") + question_block(question)
         messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
         return messages, labels
 
@@ -312,13 +429,15 @@ class Packer:
         history = sum(count(m["content"]) for m in messages[1:-1])
         user = count(messages[-1]["content"])
         question_part = count(QUESTION_SEPARATOR + question_block(question))
+        if self._restates:
+            question_part += count(self._restated())
         framing = p.message_overhead * len(messages) + p.reply_overhead
         return TokenUsage(
             prompt=system + history + user + framing,
             system=system,
             history=history,
             question=question_part,
-            sources=user - question_part if len(messages[-1]["content"]) > len(question_block(question)) else 0,
+            sources=max(0, user - question_part) if messages[-1]["content"].startswith(SOURCES_OPEN) else 0,
             framing=framing,
             answer_reserve=budget.answer,
             context_window=budget.context_window,
@@ -328,33 +447,34 @@ class Packer:
 
     def _manifest(
         self,
-        ranked: Sequence[Chunk],
+        retrieval: Sequence[Chunk],
         admission: Admission,
         ordered: Sequence[Draft],
-        report: DedupeReport,
+        conflicts: Mapping[str, tuple[str, ...]],
+        roles: Mapping[str, str],
+        stripped: Mapping[str, int],
     ) -> tuple[ManifestEntry, ...]:
+        """One entry per candidate, in retrieval rank order."""
         count = self._counter
         where: dict[str, tuple[int, Draft]] = {}
         for n, draft in enumerate(ordered, start=1):
             for m in draft.members:
                 where[m.id] = (n, draft)
         entries = []
-        for i, chunk in enumerate(ranked):
+        for i, chunk in enumerate(retrieval):
             decision = admission.decisions[chunk.id]
             placed = where.get(chunk.id)
-            kept = placed is not None
-            conflicts = tuple(ranked[j].id for j in report.conflicts.get(i, ()))
-            cost = 0
-            sent = 0
-            if placed is not None:
-                n, draft = placed
-                if draft.lead is chunk:
-                    cost = draft.cost
-                    sent = count(escape_text(draft.text))
+            cost = sent = 0
+            if placed is not None and placed[1].lead.id == chunk.id:
+                cost = placed[1].cost
+                sent = count(escape_text(placed[1].text))
+            compression = decision.compression
+            if stripped.get(chunk.id):
+                compression = {**(compression or {}), "boilerplate_stripped": stripped[chunk.id]}
             entries.append(
                 ManifestEntry(
                     id=chunk.id,
-                    status="kept" if kept else "dropped",
+                    status="kept" if placed is not None else "dropped",
                     reason=decision.reason,
                     stage=decision.stage,
                     tokens=count(escape_text(chunk.text)),
@@ -365,11 +485,12 @@ class Packer:
                     position=placed[0] if placed else None,
                     score=chunk.score,
                     priority=Priority(chunk.priority).name,
-                    role=chunk.role,
+                    role=roles.get(chunk.id, chunk.role),
                     duplicate_of=decision.duplicate_of,
                     merged_into=decision.merged_into,
-                    conflicts_with=conflicts,
+                    conflicts_with=conflicts.get(chunk.id, ()),
                     sentences_removed=len(decision.removed_sentences),
+                    compression=compression,
                 )
             )
         return tuple(entries)

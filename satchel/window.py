@@ -88,7 +88,9 @@ class ContextWindow:
             # one a separator errs on the safe side by one separator at most.
             return count(text) + (sep if label > 1 else 0)
 
-        admission = admit(rank_candidates(self._blocks), max_tokens, cost, sentences=False, neighbours=False)
+        admission = admit(
+            rank_candidates(self._blocks), max_tokens, cost, sentences=False, neighbours=False, text_tokens=count
+        )
         while True:
             included = [b for b in self._blocks if _kept(admission, b.id)]
             prompt = SEPARATOR.join(b.text for b in included)

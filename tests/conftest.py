@@ -9,11 +9,6 @@ SHARED = pathlib.Path(__import__("os").environ.get("SATCHEL_SHARED", ROOT.parent
 SEEDS = SHARED / "seeds"
 
 
-def words(text: str) -> int:
-    """A whitespace tokenizer: one token per word, so seed examples can state token counts."""
-    return len(text.split())
-
-
 @pytest.fixture
 def seed_text():
     def read(name: str) -> str:

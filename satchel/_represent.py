@@ -1,0 +1,227 @@
+"""Represent: verbatim by default; compress only what overflows (seed 003, step 7).
+
+Compression is the last resort. It touches an item only when the item is over
+its role's cap or would otherwise not fit, and it never rewrites wording:
+
+- *extractive*: whole sentences, chosen by overlap with the question, kept in
+  their original order, with ``…`` marking each gap;
+- *structured*: for text shaped as ``key: value`` lines or table rows, whole
+  lines (fields) are kept or dropped, never cut;
+- *abstractive*: only through a compressor the user supplies, only for the
+  roles the user names, and marked as such in the manifest.
+
+Protected sentences are never dropped by compression: those holding a number,
+date, unit, negation, identifier (code, version, id) or name, when that detail
+or the sentence's words match the question. If the protected sentences alone
+exceed the cap, :func:`compress` returns ``None`` and admission keeps the item
+whole or drops it with a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ._dedupe import split_sentences
+
+__all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms"]
+
+GAP = " … "
+LINE_GAP = "\n…\n"
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+_STOP = frozenset(
+    """a an the of to in on at by for from with and or but if is are was were be been being do does did
+    has have had it its this that these those what which who whom whose when where why how i you he she
+    we they me him her us them my your his our their as not no into than then so such can could will
+    would should may might must shall there here about over under after before up down out off""".split()
+)
+_DETAIL = re.compile(
+    r"\d"  # numbers, dates, units with a number, versions
+    r"|\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b"  # negations
+    r"|\b[A-Z]{2,}[-_]?\d*\b|\b\w+[-_]\d+\b"  # identifiers and codes
+    r"|(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+",  # names not at a sentence start
+)
+_FIELD = re.compile(r"^\s*(?:[\w .()/-]{1,40}:\s+\S|\|.*\|\s*$)")
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """Content words of the question, lower-cased."""
+    return frozenset(w.lower() for w in _WORD.findall(question) if w.lower() not in _STOP)
+
+
+def _has_detail(unit: str) -> list[str]:
+    return [m.group(0) for m in _DETAIL.finditer(unit)]
+
+
+def _protected(unit: str, terms: frozenset[str]) -> bool:
+    details = _has_detail(unit)
+    if not details:
+        return False
+    words = {w.lower() for w in _WORD.findall(unit)}
+    # A detail matters when the sentence is about the question, or the detail itself is asked about.
+    return bool(words & terms) or any(d.lower() in terms for d in details)
+
+
+def protected_spans(text: str, question: str) -> list[str]:
+    """The sentences of ``text`` that compression must keep, for a question."""
+    terms = question_terms(question)
+    return [text[s:e] for s, e in split_sentences(text) if _protected(text[s:e], terms)]
+
+
+@dataclass(frozen=True, slots=True)
+class Compressed:
+    """A compressed representation and what it kept."""
+
+    text: str
+    strategy: str  # "extractive", "structured" or "abstractive"
+    protected: tuple[str, ...]
+    units_kept: int
+    units_total: int
+
+
+def _units(text: str) -> tuple[str, list[tuple[int, int]]]:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) >= 3 and sum(1 for ln in lines if _FIELD.match(ln)) >= 0.6 * len(lines):
+        spans, pos = [], 0
+        for line in text.splitlines(keepends=True):
+            if line.strip():
+                spans.append((pos, pos + len(line.rstrip("\r\n"))))
+            pos += len(line)
+        return "structured", spans
+    return "extractive", split_sentences(text)
+
+
+def compress(
+    text: str,
+    question: str,
+    cap: int,
+    count: Callable[[str], int],
+) -> Compressed | None:
+    """Keep whole sentences (or fields) of ``text`` within ``cap`` tokens; ``None`` if impossible.
+
+    ``count`` measures the text as it will be sent (escaping included).
+    """
+    strategy, spans = _units(text)
+    if len(spans) < 2:
+        return None
+    terms = question_terms(question)
+    units = [text[s:e] for s, e in spans]
+    protected = [i for i, u in enumerate(units) if _protected(u, terms)]
+    gap = LINE_GAP if strategy == "structured" else GAP
+
+    def render(chosen: Sequence[int]) -> str:
+        parts: list[str] = []
+        previous = -1
+        for i in sorted(chosen):
+            if parts:
+                parts.append(text[spans[previous][1] : spans[i][0]] if i == previous + 1 else gap)
+            elif i > 0:
+                parts.append("…" + (" " if strategy == "extractive" else "\n"))
+            parts.append(units[i])
+            previous = i
+        if previous != len(units) - 1:
+            parts.append(" …" if strategy == "extractive" else "\n…")
+        return "".join(parts)
+
+    chosen = list(protected)
+    if chosen and count(render(chosen)) > cap:
+        return None
+    relevance = sorted(
+        (i for i in range(len(units)) if i not in protected),
+        key=lambda i: (-len({w.lower() for w in _WORD.findall(units[i])} & terms), i),
+    )
+    for i in relevance:
+        trial = chosen + [i]
+        if count(render(trial)) <= cap:
+            chosen = trial
+    if not chosen or len(chosen) == len(units):
+        return None
+    return Compressed(
+        text=render(chosen),
+        strategy=strategy,
+        protected=tuple(units[i] for i in protected),
+        units_kept=len(chosen),
+        units_total=len(units),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """How an item goes into the prompt, or why it cannot."""
+
+    text: str | None  # None: drop it
+    reason: str
+    compression: dict[str, object] | None = None
+
+
+Compressor = Callable[[str, str, int], str]
+"""compressor(text, question, max_tokens) -> shorter text (abstractive, user-supplied)."""
+
+
+def fit(
+    text: str,
+    *,
+    role: str,
+    cap: int | None,
+    room: int,
+    question: str,
+    count: Callable[[str], int],
+    extractive: bool,
+    compressor: Compressor | None = None,
+    compressor_roles: frozenset[str] = frozenset(),
+) -> Fit:
+    """Decide the representation of one item: verbatim if it fits, else compress or drop.
+
+    ``cap`` is the item's role cap (None: uncapped) and ``room`` the tokens its
+    text may take in the budget that is left. Both are in tokens of the text as
+    sent.
+    """
+    size = count(text)
+    limit = room if cap is None else min(cap, room)
+    if size <= limit:
+        return Fit(text, "verbatim")
+    over_cap = cap is not None and size > cap
+    if cap == 0:
+        return Fit(None, f"role cap: {role} items get 0 tokens (role_caps)")
+    abstractive = compressor is not None and role in compressor_roles
+    if not (extractive or abstractive):
+        if over_cap:
+            return Fit(None, f"over the {role} cap: {size} tokens > {cap} (role_caps); compression is off")
+        return Fit(None, "")  # an ordinary "does not fit", worded by admission
+    info: dict[str, object] = {"cap": cap, "tokens_before": size}
+    if abstractive:
+        assert compressor is not None
+        out = compressor(text, question, limit)
+        if not isinstance(out, str) or not out.strip():
+            return Fit(None, f"the compressor returned {type(out).__name__} {out!r:.40}; it must return text")
+        after = count(out)
+        if after > limit:
+            return Fit(None, f"the compressor returned {after} tokens, more than the {limit} allowed")
+        info.update(strategy="abstractive", tokens_after=after, ratio=round(after / size, 3), protected=[])
+        return Fit(out, f"compressed (abstractive, user compressor) {size} → {after} tokens", info)
+    compressed = compress(text, question, limit, count)
+    if compressed is None:
+        protected = protected_spans(text, question)
+        if over_cap and size <= room:
+            info.update(strategy="verbatim", tokens_after=size, ratio=1.0, protected=protected)
+            return Fit(
+                text,
+                f"kept verbatim over the {role} cap of {cap}: its protected details cannot be cut "
+                "to fit",
+                info,
+            )
+        why = "protected details alone exceed" if protected else "no whole sentence fits in"
+        return Fit(None, f"cannot compress: {why} the {limit} tokens available")
+    after = count(compressed.text)
+    info.update(
+        strategy=compressed.strategy,
+        tokens_after=after,
+        ratio=round(after / size, 3),
+        protected=list(compressed.protected),
+        units_kept=compressed.units_kept,
+        units_total=compressed.units_total,
+    )
+    why = f"over the {role} cap of {cap}" if over_cap else "would not fit whole"
+    return Fit(compressed.text, f"compressed ({compressed.strategy}, {why}) {size} → {after} tokens", info)
