@@ -1,0 +1,217 @@
+"""Seed 003's packing policy: roles, caps, contract slice, compression, filters, orders."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import satchel
+from satchel._represent import GAP, compress
+from satchel._tokens import TiktokenTokenizer
+
+COUNT = TiktokenTokenizer("o200k_base").count
+
+FILLER = [
+    "The company was founded by a group of engineers who liked lamps.",
+    "Its office overlooks a quiet park with tall old trees.",
+    "Customers often write to say how much they enjoy the colours.",
+    "The design team meets every week to talk about shapes.",
+    "Many people read the blog on weekends over coffee.",
+]
+KEY = "The Plus plan costs $3.99 a month and it is not available in Norway."
+
+
+def chunk(cid, text, score, **extra):
+    return {"id": cid, "text": text, "score": score, **extra}
+
+
+def long_text(key_at: int) -> str:
+    parts = list(FILLER)
+    parts.insert(key_at, KEY)
+    return " ".join(parts)
+
+
+def test_defaults_change_nothing():
+    chunks = [chunk("a", long_text(2), 0.9), chunk("b", "Short and useful.", 0.5)]
+    plain = satchel.pack(chunks, "How much is Plus?")
+    explicit = satchel.pack(chunks, "How much is Plus?", role_caps=None, compress=False, contract=None,
+                            strip_boilerplate=False, min_score_ratio=None)
+    assert plain.text == explicit.text
+    assert all(e.compression is None for e in plain.manifest)
+    assert [e.role for e in plain.manifest] == ["decisive", "supporting"]  # reported, not acted on
+
+
+def test_role_rule_by_rank_and_score_gap():
+    ranked = [chunk(f"c{i}", f"text {i}", s) for i, s in enumerate([0.90, 0.89, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])]
+    r = satchel.pack(ranked, "q?", role_rule=satchel.RoleRule(max_decisive=2, decisive_gap=0.02, supporting=3))
+    assert [e.role for e in r.manifest] == ["decisive", "decisive"] + ["supporting"] * 3 + ["background"] * 3
+    ranked[5]["role"] = "decisive"
+    r = satchel.pack(ranked, "q?", role_caps={}, order="edge-anchored")
+    assert r.entry("c5").role == "decisive"
+    assert [s.ids[0] for s in r.sources][:2] == ["c0", "c5"]  # given roles win; decisive first
+
+
+def test_supporting_over_its_cap_is_compressed_and_protected_details_survive():
+    chunks = [chunk("top", "Plus is a subscription.", 0.9), chunk("detail", long_text(3), 0.8)]
+    r = satchel.pack(chunks, "How much does the Plus plan cost?", role_caps={"supporting": 30}, compress=True)
+    e = r.entry("detail")
+    assert e.kept and e.role == "supporting"
+    assert e.compression["strategy"] == "extractive"
+    assert e.compression["tokens_before"] > 30 >= e.compression["tokens_after"]
+    assert e.compression["ratio"] < 1 and KEY in e.compression["protected"]
+    sent = r.sources[1].text
+    assert KEY in sent and "$3.99" in sent and "not available in Norway" in sent
+    assert GAP.strip() in sent
+    assert "compressed (extractive, over the supporting cap of 30)" in e.reason
+
+
+def test_without_compression_an_item_over_its_cap_is_dropped_with_a_reason():
+    chunks = [chunk("top", "Plus is a subscription.", 0.9), chunk("detail", long_text(3), 0.8)]
+    r = satchel.pack(chunks, "How much does Plus cost?", role_caps={"supporting": 30})
+    assert r.entry("detail").reason.startswith("over the supporting cap: ")
+    assert r.entry("detail").stage == "represent"
+
+
+def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
+    big = long_text(0)
+    chunks = [chunk("d", big, 0.9)] + [chunk(f"s{i}", f"Supporting fact {i}.", 0.8 - i / 100) for i in range(4)]
+    chunks.append(chunk("bg", "Background colour.", 0.1))
+    r = satchel.pack(chunks, "How much is Plus?", **satchel.EVIDENCE_POLICY)
+    assert r.sources[0].text == big and r.entry("d").compression is None
+    assert r.entry("bg").reason == "role cap: background items get 0 tokens (role_caps)"
+
+
+def test_protected_details_that_alone_exceed_the_cap_keep_the_item_whole_or_drop_it():
+    text = " ".join([KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies.", *FILLER])
+    chunks = [chunk("top", "Plus exists.", 0.9), chunk("x", text, 0.8)]
+    kept = satchel.pack(chunks, "Where is Plus sold and what does Plus cost?", role_caps={"supporting": 20},
+                        compress=True)
+    assert kept.sources[1].text == text
+    assert kept.entry("x").reason.startswith("admitted, kept verbatim over the supporting cap of 20")
+    tight = satchel.pack(chunks, "Where is Plus sold and what does Plus cost?", compress=True, source_budget=70)
+    assert tight.entry("x").reason.startswith("cannot compress: protected details alone exceed")
+
+
+def test_the_one_that_would_not_fit_is_compressed_not_dropped():
+    chunks = [chunk("a", "Plus is a subscription for lamp owners.", 0.9), chunk("b", long_text(4), 0.8)]
+    off = satchel.pack(chunks, "How much does Plus cost?", source_budget=90)
+    on = satchel.pack(chunks, "How much does Plus cost?", source_budget=90, compress=True)
+    assert not off.entry("b").kept
+    assert on.entry("b").kept and "would not fit whole" in on.entry("b").reason
+    assert KEY in on.sources[1].text and on.tokens.sources <= 90
+
+
+def test_structured_text_keeps_whole_fields():
+    spec = "Name: Brightgrid Lamp\nModel: BG-200\nPrice: $49\nColour: white\nWarranty: 2 years\nWeight: 1.2 kg"
+    r = satchel.pack([chunk("top", "Lamp.", 0.9), chunk("spec", spec, 0.8)], "What is the warranty?",
+                     role_caps={"supporting": 22}, compress=True)
+    e = r.entry("spec")
+    assert e.compression["strategy"] == "structured"
+    lines = [ln for ln in r.sources[1].text.split("\n") if ln != "…"]
+    assert "Warranty: 2 years" in lines and all(ln in spec.split("\n") for ln in lines)
+
+
+def test_abstractive_compressor_only_for_named_roles_and_marked():
+    def summarise(text, question, max_tokens):
+        return "Plus costs $3.99."
+
+    chunks = [chunk("d", long_text(1), 0.9), chunk("s", " ".join(reversed(FILLER)) + " " + KEY, 0.8)]
+    r = satchel.pack(chunks, "How much is Plus?", role_caps={"decisive": 30, "supporting": 30},
+                     compressor=summarise, compressor_roles=["supporting"])
+    assert r.entry("s").compression["strategy"] == "abstractive"
+    assert r.entry("d").reason.startswith("over the decisive cap")  # not a named role, compression off
+    with pytest.raises(satchel.ConfigError, match="compressor_roles"):
+        satchel.pack(chunks, "q?", compressor=summarise)
+
+
+def test_contract_slice_is_reserved_and_never_starved():
+    contract = "Answer in one sentence. Cite every claim like [S1]."
+    chunks = [chunk(f"c{i}", f"Evidence sentence number {i} about the lamp.", 1 - i / 10) for i in range(30)]
+    r = satchel.pack(chunks, "q?", contract=contract, context_window=700, reserve_answer=100)
+    assert r.messages[0]["content"].endswith("\n\n" + contract)
+    assert r.budget.contract > 0 and r.tokens.prompt + 100 <= 700
+    assert any(not e.kept for e in r.manifest)  # evidence was cut, not the contract
+    with pytest.raises(satchel.BudgetError, match="contract"):
+        satchel.pack(chunks, "q?", contract=contract * 60, context_window=700, reserve_answer=100)
+
+
+def test_contract_restated_next_to_the_question():
+    contract = "Answer in one sentence."
+    chunks = [chunk("a", "Alpha.", 0.9), chunk("b", "Beta.", 0.8)]
+    r = satchel.pack(chunks, "q?", contract=contract, restate_contract=True)
+    user = r.messages[-1]["content"]
+    assert user.endswith("</sources>\n\n<contract>Answer in one sentence.</contract>\n\n<question>q?</question>")
+    anchored = satchel.pack(chunks, "q?", contract=contract, order="edge-anchored")
+    assert "<contract>" in anchored.messages[-1]["content"] and anchored.config["restate_contract"]
+
+
+def test_query_adjacent_and_edge_anchored_exact_sequences():
+    chunks = [chunk(str(i), f"Fact {i} of many.", 1 - i / 10) for i in range(1, 7)]
+    adj = satchel.pack(chunks, "q?", order="query-adjacent")
+    assert [s.ids[0] for s in adj.sources] == ["6", "5", "4", "3", "2", "1"]
+    rule = satchel.RoleRule(max_decisive=1, supporting=3)
+    anchored = satchel.pack(chunks, "q?", order="edge-anchored", role_rule=rule)
+    assert [s.ids[0] for s in anchored.sources] == ["1", "2", "3", "4", "5", "6"]
+    chunks[4]["role"] = "decisive"
+    anchored = satchel.pack(chunks, "q?", order="edge-anchored", role_rule=rule)
+    assert [s.ids[0] for s in anchored.sources] == ["1", "5", "2", "3", "4", "6"]
+
+
+def test_marginal_evidence_cap_and_distractor_filter():
+    chunks = [chunk(f"c{i}", f"Fact {i} here.", s) for i, s in enumerate([0.9, 0.8, 0.5, 0.3])]
+    r = satchel.pack(chunks, "q?", min_score_ratio=0.5, max_sources=2)
+    assert [s.ids[0] for s in r.sources] == ["c0", "c1"]
+    assert r.entry("c2").reason.startswith("source cap: 2 sources")
+    assert r.entry("c3").reason == "distractor filter: score 0.3 < 0.5 × the best score (min_score_ratio)"
+
+
+def test_boilerplate_is_stripped_and_counted():
+    cookie = "We use cookies to improve your experience on this site."
+    chunks = [chunk(f"d{i}", f"{cookie}\nFact {i}: the lamp has {i + 2} modes.", 1 - i / 10) for i in range(4)]
+    chunks.append(chunk("only-cookie", cookie + " Accept all cookies to continue browsing.", 0.1))
+    chunks.append(chunk("footer", "Accept all cookies to continue browsing.", 0.05))
+    chunks.append(chunk("footer2", "Accept all cookies to continue browsing. Thanks.", 0.04))
+    r = satchel.pack(chunks, "How many modes?", strip_boilerplate=True)
+    assert cookie not in r.text
+    assert r.entry("d0").compression == {"boilerplate_stripped": 1}
+    assert r.sources[0].text == "Fact 0: the lamp has 2 modes."
+    assert r.entry("only-cookie").reason == "boilerplate: all 2 of its lines recur in other documents"
+    # Off by default: without it, only sentence dedup acts, and the first copy is still sent.
+    assert satchel.pack(chunks, "q?").text.count(cookie) == 1
+    assert satchel.pack(chunks, "q?", dedupe=False).text.count(cookie) == 5
+
+
+sentences = st.lists(st.sampled_from(FILLER + [KEY, "No refunds after 30 days.", "Call 555-0100 for help."]),
+                     min_size=2, max_size=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(sentences, st.integers(5, 120))
+def test_compressed_text_is_sentences_of_the_original_in_order(parts, cap):
+    text = " ".join(parts)
+    out = compress(text, "How much is Plus and can I get a refund?", cap, COUNT)
+    if out is None:
+        return
+    assert COUNT(out.text) <= cap
+    pieces = [p.strip() for p in re.split(r"…", out.text) if p.strip()]
+    position = 0
+    for piece in pieces:
+        found = text.find(piece, position)
+        assert found >= 0  # verbatim, in the original order
+        position = found + len(piece)
+    for protected in out.protected:
+        assert protected in out.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(sentences, min_size=1, max_size=6), st.integers(40, 400))
+def test_policy_never_breaks_the_budget(texts, budget):
+    chunks = [chunk(f"c{i}", " ".join(t), 1 - i / 10) for i, t in enumerate(texts)]
+    r = satchel.pack(chunks, "How much is Plus?", source_budget=budget, contract="Be brief.",
+                     **satchel.EVIDENCE_POLICY)
+    assert r.tokens.sources <= budget
+    assert r.tokens.prompt + r.budget.answer <= r.budget.context_window
+    assert len(r.manifest) == len(chunks)
