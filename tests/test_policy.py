@@ -24,6 +24,16 @@ FILLER = [
 KEY = "The Plus plan costs $3.99 a month and it is not available in Norway."
 
 
+OTHER = " ".join(
+    [
+        "Plus launched in Denmark and Finland first.",
+        "Support answers questions by e-mail within a day.",
+        "The lamp uses very little power when idle.",
+        "Plus members get early access to new colours.",
+    ]
+)
+
+
 def chunk(cid, text, score, **extra):
     return {"id": cid, "text": text, "score": score, **extra}
 
@@ -118,7 +128,7 @@ def test_abstractive_compressor_only_for_named_roles_and_marked():
     def summarise(text, question, max_tokens):
         return "Plus costs $3.99."
 
-    chunks = [chunk("d", long_text(1), 0.9), chunk("s", " ".join(reversed(FILLER)) + " " + KEY, 0.8)]
+    chunks = [chunk("d", long_text(1), 0.9), chunk("s", OTHER, 0.8)]
     r = satchel.pack(chunks, "How much is Plus?", role_caps={"decisive": 30, "supporting": 30},
                      compressor=summarise, compressor_roles=["supporting"])
     assert r.entry("s").compression["strategy"] == "abstractive"
