@@ -183,6 +183,8 @@ def compare_packs(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[dic
 
 
 def _jsonable(value: Any) -> Any:
+    if callable(getattr(value, "to_dict", None)) and not isinstance(value, type):
+        return _jsonable(value.to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -191,8 +193,6 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    if hasattr(value, "to_dict"):
-        return _jsonable(value.to_dict())
     return str(value)
 
 

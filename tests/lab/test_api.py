@@ -237,7 +237,30 @@ def test_foreign_host_is_refused():
 
 
 def test_cli_registers_lab():
-    from satchel.cli import build_parser
+    import argparse
 
-    args = build_parser().parse_args(["lab", "--no-browser", "--port", "8123"])
+    from satchel.cli import COMMANDS
+    from satchel.cli import lab as lab_cli
+
+    help_line, add, run = COMMANDS["lab"]
+    assert (add, run) == (lab_cli.add_arguments, lab_cli.run)
+    parser = argparse.ArgumentParser()
+    add(parser)
+    args = parser.parse_args(["--no-browser", "--port", "8123"])
     assert (args.host, args.port, args.no_browser, args.model) == ("127.0.0.1", 8123, True, None)
+
+
+def test_ablate_runs_the_harness_with_the_lab_model(example):
+    ablate = pytest.importorskip("satchel.ablate")
+    if not callable(getattr(ablate, "ablate_query", None)):
+        pytest.skip("satchel.ablate has no ablate_query in this version")
+    model = FakeModel()
+    app = create_app(model="")
+    app.dependency_overrides[lab_model] = lambda: model
+    body = {"candidates": example["candidates"], "question": example["question"], "options": {"source_budget": 300},
+            "answers": ["30 days"], "gold": ["returns-policy#1"], "permutations": 0}
+    response = TestClient(app).post("/api/ablate", json=body)
+    assert response.status_code == 200, response.text
+    variants = response.json()["result"]["variants"]
+    assert {"full", "top1", "reversed", "uncompressed"} <= set(variants)
+    assert variants["full"]["correct"] is True

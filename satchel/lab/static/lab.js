@@ -427,7 +427,8 @@ function renderAblation(result) {
     el("tbody", {}, ...Object.values(variants).map((run) => el("tr", { "data-variant": run.variant },
       ...ABLATION_COLUMNS.map(([key]) => el("td", { class: key === "answer" ? "reason" : "" }, cell(run[key])))))));
   const facts = [`question: ${result.question}`];
-  if (result.order_sensitive !== undefined) facts.push(result.order_sensitive ? "order-sensitive: the permutations disagree" : "the permutations agree");
+  const perms = Object.keys(variants).filter((k) => k.startsWith("perm")).length;
+  if (perms > 1 && result.order_sensitive !== undefined) facts.push(result.order_sensitive ? "order-sensitive: the permutations disagree" : "the permutations agree");
   return el("div", {}, el("p", { class: "note" }, facts.join(" · ")), el("div", { class: "table-wrap" }, table));
 }
 
@@ -458,6 +459,7 @@ async function ablate() {
     const body = request();
     body.answers = lines("#ablate-answers");
     body.gold = lines("#ablate-gold");
+    body.permutations = intOrNull($("#ablate-permutations")) ?? 0;
     const data = await api("/api/ablate", body);
     out.append(renderAblation(data.result));
     $("#ablate-status").textContent = "done";
