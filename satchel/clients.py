@@ -464,8 +464,11 @@ class LocalClient:
         started = time.perf_counter()
         try:
             with self._lock:
-                # The seed goes with every call: sampling state otherwise carries over
-                # from the previous call and the same request could answer differently.
+                # Evaluate every prompt from scratch: llama.cpp would otherwise reuse the
+                # cached prefix of the previous prompt, and logits computed in a different
+                # batch split differ in the last bits, enough to flip a greedy choice. The
+                # seed goes with every call for the same reason: sampling state carries over.
+                self._llama.reset()
                 out = self._llama.create_chat_completion(
                     messages=checked, max_tokens=max_tokens, temperature=temperature, seed=self.seed
                 )

@@ -65,10 +65,11 @@ def test_the_same_request_gives_the_same_answer(local_client):
     first = [{"role": "user", "content": "Name three colours."}]
     other = [{"role": "user", "content": "Count to five."}]
     a = local_client.complete(first, max_tokens=16)
-    local_client.complete(other, max_tokens=8)  # the cache and sampler have moved on in between
-    b = local_client.complete(first, max_tokens=16)
-    assert a.text == b.text
-    assert a.completion_tokens == b.completion_tokens
+    b = local_client.complete(first, max_tokens=16)  # straight after: the whole prompt is cached
+    local_client.complete(other, max_tokens=8)  # the cache and sampler move on
+    c = local_client.complete(first, max_tokens=16)
+    assert a.text == b.text == c.text
+    assert a.completion_tokens == b.completion_tokens == c.completion_tokens
 
 
 @pytest.mark.parametrize(
