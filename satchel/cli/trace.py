@@ -14,8 +14,12 @@ from . import command
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", metavar="LOG", help="a JSONL manifest log (written by `satchel pack --log LOG`)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--index", type=int, metavar="N",
-                       help="the N-th record, counting from 1; negative counts from the end (-1 is the last)")
+    which.add_argument(
+        "--index",
+        type=int,
+        metavar="N",
+        help="the N-th record, counting from 1; negative counts from the end (-1 is the last)",
+    )
     which.add_argument("--last", action="store_true", help="the last record (the default)")
     which.add_argument("--all", action="store_true", help="every record, oldest first")
 
@@ -26,7 +30,9 @@ def _answer_summary(record: Mapping[str, Any]) -> list[str]:
         return []
     facts = [f"model {answer.get('model') or '?'}"]
     if answer.get("prompt_tokens") is not None:
-        facts.append(f"{answer['prompt_tokens']} prompt + {answer.get('completion_tokens')} completion tokens")
+        facts.append(
+            f"{answer['prompt_tokens']} prompt + {answer.get('completion_tokens')} completion tokens"
+        )
     if answer.get("latency_s") is not None:
         facts.append(f"{answer['latency_s']:.2f} s")
     if answer.get("finish_reason"):
@@ -51,8 +57,10 @@ def _answer_summary(record: Mapping[str, Any]) -> list[str]:
         lines.append("")
         lines.append(f"cited:   {'; '.join(map(describe, citations['cited_labels'])) or 'none'}")
         lines.append(f"uncited: {', '.join(citations['uncited_labels']) or 'none'}")
-        lines.append(f"unknown: {', '.join(citations['unknown_labels']) or 'none'}"
-                     + (" (labels never sent: the model invented them)" if citations["unknown_labels"] else ""))
+        lines.append(
+            f"unknown: {', '.join(citations['unknown_labels']) or 'none'}"
+            + (" (labels never sent: the model invented them)" if citations["unknown_labels"] else "")
+        )
     return lines
 
 
@@ -77,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
     records = list(read_log(args.log))
     total = len(records)
     if not total:
-        raise InputError(f"the log {args.log!r} holds no records; write one with `satchel pack --log {args.log}`")
+        raise InputError(
+            f"the log {args.log!r} holds no records; write one with `satchel pack --log {args.log}`"
+        )
     if args.all:
         chosen = list(range(total))
     elif args.index is not None:

@@ -62,6 +62,7 @@ def llama_server(gguf_path, tmp_path_factory):
 
     port = _free_port()
     log_path = str(tmp_path_factory.mktemp("server") / "server.log")
+    # fmt: off
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", gguf_path, "--model_alias", SERVER_ALIAS,
@@ -69,6 +70,7 @@ def llama_server(gguf_path, tmp_path_factory):
         "--n_ctx", str(N_CTX), "--n_threads", str(N_THREADS), "--seed", "0",
         "--api_key", SERVER_KEY,
     ]
+    # fmt: on
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     server = Server(process, port, log_path)
@@ -102,4 +104,3 @@ def server_key(monkeypatch):
     """The server's key, in the environment variable OpenAIClient reads by default."""
     monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
     return "OPENAI_API_KEY"
-

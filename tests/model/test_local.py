@@ -11,7 +11,6 @@ import satchel
 from satchel.cli.pack import example_request
 from satchel.clients import DEFAULT_LOCAL_MODEL, LocalClient, client_from_spec, default_gguf_path
 
-
 pytestmark = pytest.mark.model
 
 QUESTION = "How many days do I have to return a lamp?"
@@ -115,8 +114,13 @@ def test_profile_framing_matches_the_chat_template(local_client):
 
 def test_a_full_pack_stays_within_the_window_and_the_model_takes_it(local_client):
     reserve = 16
-    result = satchel.pack(filler(80), "Which site opened in 1990?", model=DEFAULT_LOCAL_MODEL,
-                          reserve_answer=reserve, dedupe=False)
+    result = satchel.pack(
+        filler(80),
+        "Which site opened in 1990?",
+        model=DEFAULT_LOCAL_MODEL,
+        reserve_answer=reserve,
+        dedupe=False,
+    )
     assert result.dropped, "the candidates should overflow the window so the budget binds"
     assert result.tokens.exact
     actual = local_client.prompt_tokens(result.chat_messages())
@@ -130,7 +134,9 @@ def test_a_full_pack_stays_within_the_window_and_the_model_takes_it(local_client
 
 def test_a_prompt_over_the_window_is_a_model_error(local_client):
     huge = [{"role": "user", "content": " ".join(f"word{i}" for i in range(3000))}]
-    with pytest.raises(satchel.ModelError, match=rf"too long for smollm2-135m-instruct with n_ctx={local_client.n_ctx}"):
+    with pytest.raises(
+        satchel.ModelError, match=rf"too long for smollm2-135m-instruct with n_ctx={local_client.n_ctx}"
+    ):
         local_client.complete(huge, max_tokens=8)
 
 
