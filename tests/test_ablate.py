@@ -1,0 +1,381 @@
+"""The ablation harness with a deterministic fake model: variants, scoring, the ladder, outputs, CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+import satchel
+from satchel.ablate import (
+    ABLATION_SYSTEM,
+    VARIANTS,
+    Query,
+    ablate_query,
+    answer_correct,
+    gold_position,
+    load_queries,
+    normalize_answer,
+    parse_query,
+    render_report,
+    run_ablation,
+    write_outputs,
+)
+from satchel.cli import main
+from satchel.clients import Answer
+
+_SOURCE = re.compile(r"<source_(\d+) [^>]*>\n(.*?)\n</source_\1>", re.DOTALL)
+
+
+class FakeClient:
+    """Answers with one source's text and cites it: the first source, or the last.
+
+    Deterministic, instant, and sensitive to exactly what the harness varies:
+    which sources were sent and where they sit.
+    """
+
+    def __init__(self, read: str = "first", model: str = "gpt-4o") -> None:
+        self.read = read
+        self.model = model
+        self.calls: list[list[dict[str, str]]] = []
+
+    def complete(self, messages, *, max_tokens=256, temperature=0.0):
+        self.calls.append(messages)
+        sources = _SOURCE.findall(messages[-1]["content"])
+        if not sources:
+            text = "I don't know."
+        else:
+            n, body = sources[0] if self.read == "first" else sources[-1]
+            text = f"{body} [S{n}]"
+        return Answer(text, "fake", None, None, 0.01, "stop")
+
+
+def query(gold_rank: int = 1, n: int = 4, qid: str = "q") -> dict:
+    """A question whose gold chunk sits at ``gold_rank`` among ``n`` scored candidates."""
+    cands = []
+    for r in range(1, n + 1):
+        if r == gold_rank:
+            text = "The Eiffel Tower is in Paris, France."
+            cid = f"{qid}-gold"
+        else:
+            text = f"Distractor number {r} talks about towers in city {r}."
+            cid = f"{qid}-d{r}"
+        cands.append({"id": cid, "text": text, "score": float(n - r + 1)})
+    return {"id": qid, "question": "Where is the Eiffel Tower?", "candidates": cands,
+            "answers": ["Paris"], "gold": [f"{qid}-gold"]}
+
+
+def write_jsonl(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+# -- the query set ------------------------------------------------------------------
+
+
+def test_load_queries_reads_each_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(qid="a"), query(qid="b")])
+    path.write_text(path.read_text() + "\n\n")
+    qs = load_queries(path)
+    assert [q.id for q in qs] == ["a", "b"]
+    assert isinstance(qs[0], Query) and qs[0].answers == ("Paris",) and qs[0].gold == ("a-gold",)
+    assert isinstance(qs[0].candidates[0], satchel.Chunk)
+    assert len(load_queries(path, limit=1)) == 1
+    assert qs[0].to_dict()["candidates"][1]["id"] == "a-d2"
+
+
+def test_missing_key_names_file_line_and_key(tmp_path):
+    path = tmp_path / "q.jsonl"
+    bad = query()
+    del bad["gold"]
+    write_jsonl(path, [query(), bad])
+    with pytest.raises(satchel.InputError, match=r"q\.jsonl line 2: missing key\(s\) 'gold'"):
+        load_queries(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", r"line 1 is not valid JSON"),
+        ('["a"]', r"line 1: a query must be a JSON object"),
+        (json.dumps({**query(), "answers": "Paris"}), r"line 1: 'answers' must be a list of strings"),
+        (json.dumps({**query(), "answers": []}), r"line 1: 'answers' is empty"),
+        (json.dumps({**query(), "candidates": [{"text": "x"}]}), r"line 1: candidate .* has no 'id'"),
+        (json.dumps({**query(), "question": " "}), r"line 1: 'question' must be a non-empty string"),
+    ],
+)
+def test_bad_lines_are_clear_input_errors(tmp_path, line, message):
+    path = tmp_path / "q.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(satchel.InputError, match=message):
+        load_queries(path)
+
+
+def test_missing_or_empty_file(tmp_path):
+    with pytest.raises(satchel.InputError, match="cannot read the query set"):
+        load_queries(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(satchel.InputError, match="holds no queries"):
+        load_queries(tmp_path / "empty.jsonl")
+
+
+# -- scoring ------------------------------------------------------------------------
+
+
+def test_normalize_answer_is_squad_style():
+    assert normalize_answer("The  Eiffel-Tower, in PARIS!") == "eiffeltower in paris"
+    assert normalize_answer("An apple a day") == "apple day"
+
+
+@pytest.mark.parametrize(
+    ("text", "answers", "expected"),
+    [
+        ("It is in Paris, France [S1].", ["paris"], True),
+        ("Wilhelm Conrad Röntgen won it.", ["Wilhelm Conrad Röntgen"], True),
+        ("May 18, 2018.", ["May 18, 2018"], True),
+        ("In 19012.", ["1901"], False),
+        ("It is in Lyon.", ["Paris", "the city of Paris"], False),
+        ("the", ["The"], False),
+    ],
+)
+def test_answer_correct(text, answers, expected):
+    assert answer_correct(text, answers) is expected
+
+
+def test_gold_position_counts_merged_sources():
+    doc = "Alpha one two. Beta three four. Gamma five six."
+    cands = [
+        {"id": "x", "text": "Unrelated words here.", "score": 3.0},
+        {"id": "w0", "text": doc[:15], "doc_id": "d", "start": 0, "end": 15, "score": 2.0},
+        {"id": "w1", "text": doc[15:], "doc_id": "d", "start": 15, "end": len(doc), "score": 1.0},
+    ]
+    result = satchel.pack(cands, "q?")
+    assert list(result.labels.values()) == ["x", ["w0", "w1"]]
+    assert gold_position(result, ["w1"]) == 2
+    assert gold_position(result, ["nope"]) is None
+
+
+# -- variants -----------------------------------------------------------------------
+
+
+def test_variants_change_one_decision_each():
+    client = FakeClient()
+    row = ablate_query(query(gold_rank=2, n=5), client, permutations=3, seed=7, model="gpt-4o")
+    assert [r.variant for r in row.runs] == [*VARIANTS, "perm1", "perm2", "perm3"]
+    full = row.run("full").sources
+    assert [s[0] for s in full] == ["q-d1", "q-gold", "q-d3", "q-d4", "q-d5"]
+    assert row.run("top1").sources == (("q-d1",),)
+    assert row.run("reversed").sources == full[::-1]
+    for perm in row.permutation_runs:
+        assert sorted(perm.sources) == sorted(full)
+    assert len({perm.sources for perm in row.permutation_runs} | {full}) > 1
+    # the same seed and index give the same shuffles; the grounded short-answer system prompt is sent
+    again = ablate_query(query(gold_rank=2, n=5), FakeClient(), permutations=3, seed=7, model="gpt-4o")
+    assert [r.sources for r in again.permutation_runs] == [r.sources for r in row.permutation_runs]
+    assert client.calls[0][0] == {"role": "system", "content": ABLATION_SYSTEM}
+
+
+def test_reversed_follows_the_users_order():
+    row = ablate_query(query(gold_rank=1, n=5), FakeClient(), permutations=0, order="edges", model="gpt-4o")
+    full = [s[0] for s in row.run("full").sources]
+    assert full == ["q-gold", "q-d3", "q-d5", "q-d4", "q-d2"]
+    assert [s[0] for s in row.run("reversed").sources] == full[::-1]
+
+
+def test_identical_prompts_are_asked_once():
+    client = FakeClient()
+    row = ablate_query(query(n=1), client, permutations=2, model="gpt-4o")
+    # one source: every variant sends the same prompt, so the model answers once
+    assert len(client.calls) == 1
+    assert {r.reused_from for r in row.runs[1:]} == {"full"}
+    assert len({r.prompt_sha256 for r in row.runs}) == 1
+
+
+def test_uncompressed_equals_full_without_compression():
+    client = FakeClient()
+    row = ablate_query(query(gold_rank=2), client, permutations=0, model="gpt-4o")
+    assert row.run("uncompressed").reused_from == "full"
+    assert row.run("uncompressed").sources == row.run("full").sources
+    assert len(client.calls) == 3  # full, top1, reversed
+
+
+def test_scores_per_variant():
+    row = ablate_query(query(gold_rank=2), FakeClient("first"), permutations=0, model="gpt-4o")
+    full, top1, rev = row.run("full"), row.run("top1"), row.run("reversed")
+    assert (full.correct, full.cited_gold, full.gold_position) == (False, False, 2)
+    assert full.cited_ids == ("q-d1",) and full.answer.endswith("[S1]")
+    assert (top1.correct, top1.evidence_present, top1.gold_position) == (False, False, None)
+    assert (rev.gold_position, rev.correct) == (3, False)
+    assert full.prompt_tokens == satchel.pack(
+        [c for c in query(gold_rank=2)["candidates"]], "Where is the Eiffel Tower?", system=ABLATION_SYSTEM,
+        reserve_answer=48,
+    ).tokens.prompt
+    row = ablate_query(query(gold_rank=1), FakeClient("first"), permutations=0, model="gpt-4o")
+    assert row.run("full").correct and row.run("full").cited_gold and row.run("full").gold_position == 1
+    assert row.gold_in_candidates
+
+
+def test_bad_arguments_are_config_errors():
+    with pytest.raises(satchel.ConfigError, match="permutations=-1"):
+        ablate_query(query(), FakeClient(), permutations=-1)
+    with pytest.raises(satchel.ConfigError, match="unknown pack option"):
+        run_ablation([query()], FakeClient(), model="gpt-4o", nonsense=1)
+    with pytest.raises(satchel.InputError, match="missing key"):
+        ablate_query({"question": "q?"}, FakeClient())
+
+
+# -- the ladder ---------------------------------------------------------------------
+
+
+def rungs(result):
+    return {r.name.split(" (")[0]: r for r in result.ladder()}
+
+
+def test_ladder_packing_harm_when_top1_beats_full():
+    # a model that reads the last source: the best-ranked gold is buried by every distractor after it
+    result = run_ablation([query(qid=f"q{i}") for i in range(4)], FakeClient("last"), permutations=3,
+                          model="gpt-4o")
+    full, top1 = result.summary("full"), result.summary("top1")
+    assert (full.accuracy, top1.accuracy) == (0.0, 1.0)
+    harm = rungs(result)["packing adds harm"]
+    assert harm.holds is True
+    assert "top1 100% vs full 0%" in harm.finding and "max_sources" in harm.action
+    assert harm.numbers["top1_only_correct"] == 4 and harm.numbers["sign_test_p"] == 0.125
+    assert result.summary("reversed").accuracy == 1.0
+    placement = rungs(result)["placement is a loss channel"]
+    assert placement.holds == (result.order_sensitivity > 0)
+    compression = rungs(result)["compression is the loss channel"]
+    assert compression.holds is None and "equals (a) full" in compression.finding
+
+
+def test_ladder_all_fail_points_upstream():
+    lost = query(qid="lost")
+    lost["gold"], lost["answers"] = ["not-retrieved"], ["Lyon"]
+    result = run_ablation([lost, query(gold_rank=3, n=5, qid="x")], FakeClient("first"), permutations=0,
+                          model="gpt-4o")
+    fail = rungs(result)["all variants fail"]
+    assert fail.holds is True
+    assert fail.numbers == {"all_fail": 2, "share": 1.0, "gold_not_retrieved": 1, "gold_not_sent": 0,
+                            "gold_sent_not_used": 1}
+    assert rungs(result)["packing adds harm"].holds is False
+    assert result.order_sensitivity is None
+
+
+def test_order_sensitivity_counts_queries_whose_correctness_flips():
+    result = run_ablation([query(gold_rank=2, n=6, qid=f"q{i}") for i in range(6)], FakeClient("first"),
+                          permutations=4, seed=1, model="gpt-4o")
+    flips = [q for q in result.queries if len({r.correct for r in q.permutation_runs}) > 1]
+    assert result.order_sensitivity == len(flips) / 6
+    assert 0 < result.order_sensitivity
+    curve = {p["position"]: p for p in result.position_curve()["permutations"]}
+    assert curve[1]["accuracy"] == 1.0  # the fake is right exactly when gold comes first
+    assert all(p["accuracy"] == 0.0 for pos, p in curve.items() if pos != 1)
+
+
+# -- outputs ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_result():
+    return run_ablation([query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)], FakeClient("first"),
+                        permutations=2, model="gpt-4o")
+
+
+def test_results_json_contract(tmp_path, small_result):
+    written = write_outputs(small_result, tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert list(data["variants"]) == [*VARIANTS, "perm1", "perm2"]
+    for summary in data["variants"].values():
+        assert {"accuracy", "citation_accuracy", "evidence_present_rate", "mean_prompt_tokens"} <= set(summary)
+    assert data["variants"]["full"]["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
+    assert len(data["queries"]) == 3
+    row = data["queries"][1]["variants"]["full"]
+    assert {"correct", "cited_gold", "evidence_present", "gold_position", "prompt_tokens", "latency_s",
+            "answer", "sources"} <= set(row)
+    assert [r["name"] for r in data["ladder"]][0].startswith("packing adds harm")
+    assert data["compression_active"] is False
+    assert written["report"].endswith("report.md")
+
+
+def test_report_prints_the_ladder_with_numbers(small_result):
+    report = render_report(small_result)
+    assert "| full | 33% (1/3) |" in report
+    assert "**packing adds harm (top1 vs full): does not hold.** top1 33% vs full 33%" in report
+    assert "(d) `uncompressed` equals (a) `full`" in report
+    assert "## Accuracy by the gold source's position" in report
+
+
+def test_pngs_written_when_matplotlib_is_installed(tmp_path, small_result):
+    pytest.importorskip("matplotlib")
+    written = write_outputs(small_result, tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["accuracy_by_position.png", "accuracy_by_variant.png"]
+    assert written["plots_note"] is None
+
+
+def test_without_matplotlib_the_report_says_how_to_get_plots(tmp_path, small_result, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    written = write_outputs(small_result, tmp_path)
+    assert written["plots"] == [] and not list(tmp_path.glob("*.png"))
+    assert "pip install 'satchel[plots]'" in (tmp_path / "report.md").read_text()
+    assert json.loads((tmp_path / "results.json").read_text())["plots_note"].startswith("PNG plots skipped")
+
+
+# -- the command --------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_spec(monkeypatch):
+    specs = []
+
+    def client_from_spec(spec, base_url=None, **options):
+        specs.append((spec, base_url, options))
+        return FakeClient("first", model=spec.partition(":")[2] or "gpt-4o")
+
+    monkeypatch.setattr("satchel.clients.client_from_spec", client_from_spec)
+    return specs
+
+
+def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)])
+    out = tmp_path / "out"
+    code = main(["ablate", str(path), "--model", "openai:gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1",
+                 "--out", str(out), "--permutations", "2", "--limit", "2", "--max-sources", "3"])
+    assert code == 0
+    assert fake_spec == [("openai:gpt-4o-mini", "http://127.0.0.1:9/v1", {})]
+    data = json.loads((out / "results.json").read_text())
+    assert data["queries_total"] == 2
+    assert data["config"]["model"] == "gpt-4o-mini" and data["config"]["max_sources"] == 3
+    assert (out / "report.md").read_text().startswith("# Satchel ablation report")
+    printed = capsys.readouterr()
+    assert "full  accuracy" in printed.out and "wrote" in printed.out
+    assert "ablate [" in printed.err  # the progress bar
+    if "matplotlib" in sys.modules or _has_matplotlib():
+        assert len(list(out.glob("*.png"))) == 2
+
+
+def test_cli_local_model_gets_window_options(tmp_path, fake_spec):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query()])
+    assert main(["ablate", str(path), "--out", str(tmp_path / "o"), "--pack-model", "gpt-4o",
+                 "--n-threads", "1", "--permutations", "0"]) == 0
+    assert fake_spec == [("local", None, {"n_ctx": 2048, "n_threads": 1})]
+
+
+def test_cli_bad_query_file_is_one_line_error(tmp_path, fake_spec, capsys):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"question": "q?", "candidates": []}) + "\n")
+    assert main(["ablate", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "line 1: missing key(s) 'answers', 'gold'" in err
+    assert fake_spec == []  # no model is loaded for a bad query set
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
