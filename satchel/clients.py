@@ -403,7 +403,8 @@ class LocalClient:
     (:meth:`register`); it defaults to ``smollm2-135m-instruct`` for the default
     file and to the file's lower-cased stem otherwise. ``n_threads`` defaults to
     llama.cpp's choice. Calls are serialised: one llama.cpp context cannot run two
-    generations at once.
+    generations at once. Each prompt is evaluated from scratch (no prefix cache), which
+    costs a little speed and buys answers that depend only on the request.
     """
 
     def __init__(
@@ -460,7 +461,7 @@ class LocalClient:
         return local_profile(self, name)
 
     def register(self, name: str | None = None) -> ModelProfile:
-        """Register this model so ``satchel.pack(..., model=name)`` budgets for it exactly."""
+        """Register this model so ``satchel.pack(..., model=name)`` budgets in its own tokens and framing."""
         profile = local_profile(self, name)
         register_model(profile)
         return profile
@@ -519,7 +520,10 @@ class LocalClient:
             bos_token=text(llama.token_bos()),
             add_generation_prompt=add_generation_prompt,
         )
-        return formatter(messages=[dict(m) for m in messages]).prompt
+        # llama_cpp types messages as its own TypedDicts; plain role/content dicts are what they hold
+        plain: Any = [dict(m) for m in messages]
+        prompt: str = formatter(messages=plain).prompt
+        return prompt
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> int:
         """Tokens the model reads for ``messages``: the templated conversation, special tokens included."""
