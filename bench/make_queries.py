@@ -47,8 +47,13 @@ def build(n: int = 100, distractors: int = 6, seed: int = 3, max_windows: int = 
             continue
         rec = records[i]
         queries.append(
-            {"id": f"nq{i}", "question": rec["question"], "candidates": candidates,
-             "answers": list(rec["answers"]), "gold": gold}
+            {
+                "id": f"nq{i}",
+                "question": rec["question"],
+                "candidates": candidates,
+                "answers": list(rec["answers"]),
+                "gold": gold,
+            }
         )
         if len(queries) == n:
             break
@@ -59,7 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100, help="number of questions (default 100)")
     ap.add_argument("--distractors", type=int, default=6, help="BM25 distractors per question (default 6)")
-    ap.add_argument("--max-windows", type=int, default=4, help="skip gold paragraphs longer than this many windows")
+    ap.add_argument(
+        "--max-windows", type=int, default=4, help="skip gold paragraphs longer than this many windows"
+    )
     ap.add_argument("--seed", type=int, default=3, help="seed of the question draw (default 3)")
     ap.add_argument("--out", type=Path, default=OUT, help=f"output JSONL (default {OUT})")
     args = ap.parse_args(argv)
@@ -70,8 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     size = len(text.encode("utf-8"))
     print(f"wrote {len(queries)} queries to {args.out} ({size:,} bytes)")
     if size > MAX_BYTES:
-        print(f"warning: {size:,} bytes is over {MAX_BYTES:,}; do not commit it, generate it at run time",
-              file=sys.stderr)
+        print(
+            f"warning: {size:,} bytes is over {MAX_BYTES:,}; do not commit it, generate it at run time",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

