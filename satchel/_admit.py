@@ -151,10 +151,17 @@ def admit(
             merged = _merge_neighbours(chunk, position, by_doc, out, left, cost, ledger, critical)
             if merged:
                 continue
-        if ledger is not None and position in report.sharing:
-            fresh = ledger.fresh(chunk.text)
-        else:
-            fresh = None
+        label = len(out.sources) + 1
+        overhead = cost([chunk], "", label)
+        if left <= overhead:
+            # The budget is full: nothing of this chunk can fit, so skip the dedupe work.
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"does not fit: needs {overhead + count(chunk.text)} tokens, {left} of {budget} left",
+                "admit",
+            )
+            continue
+        fresh = ledger.fresh(chunk.text) if ledger is not None else None
         if fresh is not None and fresh.removed and not fresh.text:
             where = sorted({seen for _, seen in fresh.removed})
             out.decisions[chunk.id] = Decision(
@@ -167,8 +174,6 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = fresh.removed if fresh is not None else ()
-        label = len(out.sources) + 1
-        overhead = cost([chunk], "", label)
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         shaped = fit(
             text,

@@ -21,6 +21,7 @@ Two passes, because two kinds of repetition need two views:
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,6 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"\b[A-Z][\w'’-]*")
 _DETAIL = re.compile(
     r"\S*\d\S*|\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|\w*n't\b|\b[A-Z][\w'’-]*"
 )
@@ -56,9 +56,12 @@ def normalise(text: str) -> str:
 
 
 def _masked_words(text: str) -> list[str]:
+    # Numbers and negations are masked so that two short texts differing only in
+    # them still meet as near-duplicates and are then told apart as conflicts.
+    # (Names differ in one word only; in all but the shortest texts the
+    # unmasked similarity already brings such pairs together.)
     text = _NUMBERISH.sub(" # ", text)
     text = _NEGATION.sub(" ", text)
-    text = _NAME.sub("^", text)
     return text.lower().split()
 
 
@@ -68,7 +71,7 @@ def protected_details(text: str) -> tuple[str, ...]:
                  for m in _DETAIL.finditer(text))
 
 
-def _shingles(words: list[str]) -> set[tuple[str, ...]]:
+def _shingles(words: list[int]) -> set[tuple[int, ...]]:
     if len(words) < 3:
         return {tuple(words)}
     return set(zip(words, words[1:], words[2:]))
@@ -82,9 +85,15 @@ class DedupeReport:
     duplicate_of: dict[int, tuple[int, float]] = field(default_factory=dict)
     #: index -> indices of candidates it conflicts with (same wording, other details)
     conflicts: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    #: indices that share a word 3-shingle with another candidate: only these can
-    #: repeat a sentence of another, so only these need sentence splitting
-    sharing: frozenset[int] = frozenset()
+
+
+#: Candidate pairs come from a bottom-k sketch: each text is indexed under the
+#: k shingles with the smallest hash. Words are numbered in order of first
+#: appearance and shingles are tuples of those numbers, whose hash Python
+#: computes the same way in every process, so the sketch is deterministic.
+#: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
+#: meet in the index; every pair that meets is then checked exactly.
+_SKETCH = 24
 
 
 def find_duplicates(
@@ -101,39 +110,49 @@ def find_duplicates(
                 duplicate_of[i] = (first[key], 1.0)
             else:
                 first[key] = i
-    postings: dict[tuple[str, ...], list[int]] = {}
-    shingle_sets: list[set[tuple[str, ...]]] = []
+    if near is not None:
+        _near_duplicates(texts, near, duplicate_of, conflicts)
+    # A candidate that duplicates another cannot also conflict with it.
+    final = {
+        i: tuple(sorted({j for j in js if j not in duplicate_of}))
+        for i, js in conflicts.items()
+        if i not in duplicate_of
+    }
+    return DedupeReport(duplicate_of=duplicate_of, conflicts={i: js for i, js in final.items() if js})
+
+
+def _near_duplicates(
+    texts: Sequence[str],
+    near: float,
+    duplicate_of: dict[int, tuple[int, float]],
+    conflicts: dict[int, list[int]],
+) -> None:
+    postings: dict[tuple[int, ...], list[int]] = {}
+    shingle_sets: dict[int, frozenset[tuple[int, ...]]] = {}
     details: dict[int, tuple[str, ...]] = {}
-    sharing: set[int] = set()
+    vocabulary: dict[str, int] = {}
+    number = vocabulary.setdefault
+    nsmallest = heapq.nsmallest
     for i, text in enumerate(texts):
-        shingles = _shingles(_masked_words(text))
-        shingle_sets.append(shingles)
         if i in duplicate_of:
-            # An exact copy adds nothing new to compare against; it only marks sharing.
-            sharing.add(i)
-            sharing.add(duplicate_of[i][0])
             continue
-        overlap: dict[int, int] = {}
-        for sh in shingles:
+        ids = [number(w, len(vocabulary)) for w in _masked_words(text)]
+        shingles = frozenset(_shingles(ids))
+        shingle_sets[i] = shingles
+        met: set[int] = set()
+        for sh in nsmallest(_SKETCH, shingles, key=hash):
             posting = postings.get(sh)
             if posting is None:
                 postings[sh] = [i]
-                continue
-            sharing.add(i)
-            if len(posting) <= _POSTING_CAP:
-                for j in posting:
-                    overlap[j] = overlap.get(j, 0) + 1
-                if len(posting) == 1:
-                    sharing.add(posting[0])
-            posting.append(i)
-        if near is None or not overlap:
-            continue
+            else:
+                if len(posting) <= _POSTING_CAP:
+                    met.update(posting)
+                posting.append(i)
         size = len(shingles)
-        for j in sorted(overlap):
+        for j in sorted(met):
             other = shingle_sets[j]
-            # The capped count is a lower bound; only pairs that could reach the
-            # threshold get an exact intersection.
-            if overlap[j] < near * min(size, len(other)) * 0.5:
+            # Jaccard >= near needs the smaller set to be at least near x the larger.
+            if min(size, len(other)) < near * max(size, len(other)):
                 continue
             inter = len(shingles & other)
             similarity = inter / (size + len(other) - inter)
@@ -146,23 +165,10 @@ def find_duplicates(
             if theirs is None:
                 theirs = details[j] = protected_details(texts[j])
             if sorted(mine) == sorted(theirs):
-                if i not in duplicate_of:
-                    duplicate_of[i] = (j, round(similarity, 3))
+                duplicate_of[i] = (j, round(similarity, 3))
                 break
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
-    # A candidate that duplicates another cannot also conflict with it.
-    final_conflicts = {
-        i: tuple(sorted(set(js))) for i, js in conflicts.items() if i not in duplicate_of
-    }
-    final_conflicts = {
-        i: tuple(j for j in js if j not in duplicate_of) for i, js in final_conflicts.items()
-    }
-    return DedupeReport(
-        duplicate_of=duplicate_of,
-        conflicts={i: js for i, js in final_conflicts.items() if js},
-        sharing=frozenset(sharing),
-    )
 
 
 # --- sentences -----------------------------------------------------------------
