@@ -220,6 +220,7 @@ class VariantRun:
     ``prompt_tokens`` is Satchel's exact count of the packed prompt;
     ``model_prompt_tokens`` what the model reported. ``reused_from`` names the
     variant whose byte-identical prompt already had an answer, which was reused.
+    ``compressed`` counts the sources sent compressed (extractive or abstractive).
     """
 
     variant: str
@@ -396,7 +397,7 @@ class AblationResult:
     seed: int
     config: Mapping[str, Any]
     model: str | None
-    compression_active: bool
+    compression_active: bool  # some (d) prompt differs from its (a) prompt
     elapsed_s: float | None = None
 
     def summary(self, variant: str) -> VariantSummary:
@@ -498,8 +499,14 @@ def permuted_order(base: str | Callable[..., list], seed: str | int) -> Callable
     return permuted
 
 
-def _compress_supported() -> bool:
-    return "compress" in Packer.__dataclass_fields__
+#: Options that turn a source into something other than its original text, and their "off" values.
+_COMPRESSION_OFF = {"compress": False, "compressor": None, "compressor_roles": ()}
+
+
+def _uncompressed(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with extractive and abstractive compression off (where this Packer has them)."""
+    fields = Packer.__dataclass_fields__
+    return {**options, **{k: v for k, v in _COMPRESSION_OFF.items() if k in fields}}
 
 
 def _variant_options(options: Mapping[str, Any], permutations: int, seed: int, index: int) -> dict[str, dict]:
@@ -508,8 +515,7 @@ def _variant_options(options: Mapping[str, Any], permutations: int, seed: int, i
         "full": dict(options),
         "top1": dict(options),
         "reversed": {**options, "order": reversed_order(base_order)},
-        # Without a compress option in this Satchel, nothing is ever compressed: (d) is (a).
-        "uncompressed": {**options, "compress": False} if _compress_supported() else dict(options),
+        "uncompressed": _uncompressed(options),
     }
     for k in range(1, permutations + 1):
         # A string seed is hashed with SHA-512 by random.seed: stable across runs and platforms.
@@ -587,7 +593,9 @@ def ablate_query(
                 model_prompt_tokens=getattr(answer, "prompt_tokens", None),
                 completion_tokens=getattr(answer, "completion_tokens", None),
                 finish_reason=getattr(answer, "finish_reason", None),
-                compressed=sum(1 for e in result.manifest if e.kept and e.compression),
+                compressed=sum(
+                    1 for e in result.manifest if e.kept and (e.compression or {}).get("strategy")
+                ),
                 reused_from=reused_from,
             )
         )
@@ -648,7 +656,8 @@ def run_ablation(
     )
     if not rows:
         raise InputError("the query set is empty; give at least one query")
-    compressed = any(r.compressed for q in rows for r in q.runs if r.variant == "full")
+    # (d) differs from (a) exactly when some prompt differs; otherwise compression never acted.
+    compressed = any(q.run("uncompressed").prompt_sha256 != q.run("full").prompt_sha256 for q in rows)
     config = {**config, "system": ABLATION_SYSTEM if system is None else system, "max_tokens": max_tokens}
     return AblationResult(
         queries=rows,

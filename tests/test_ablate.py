@@ -205,6 +205,44 @@ def test_uncompressed_equals_full_without_compression():
     assert len(client.calls) == 3  # full, top1, reversed
 
 
+def compressible(qid: str = "c") -> dict:
+    """A distractor first, then a long gold chunk that fits only when compressed."""
+    filler = " ".join(f"Sentence {i} is filler about iron beams and paint colours." for i in range(12))
+    return {
+        "id": qid,
+        "question": "Where is the Eiffel Tower?",
+        "candidates": [
+            {"id": f"{qid}-d", "text": "Distractor about towers in Lyon and other cities.", "score": 3.0},
+            {
+                "id": f"{qid}-gold",
+                "text": f"The tower opened in 1889. {filler} The Eiffel Tower is in Paris.",
+                "score": 2.0,
+            },
+        ],
+        "answers": ["Paris"],
+        "gold": [f"{qid}-gold"],
+    }
+
+
+@pytest.mark.skipif(
+    "compress" not in satchel.Packer.__dataclass_fields__, reason="pack() has no compress yet"
+)
+def test_uncompressed_sends_originals_when_full_compresses():
+    client = FakeClient("last")
+    result = run_ablation(
+        [compressible()], client, permutations=0, model="gpt-4o", source_budget=80, compress=True
+    )
+    row = result.queries[0]
+    full, unc = row.run("full"), row.run("uncompressed")
+    assert full.compressed == 1 and unc.compressed == 0
+    assert full.sources == (("c-d",), ("c-gold",)) and unc.sources == (("c-d",),)  # the original does not fit
+    assert unc.prompt_sha256 != full.prompt_sha256 and (full.correct, unc.correct) == (True, False)
+    assert result.compression_active
+    compression = rungs(result)["compression is the loss channel"]
+    assert compression.holds is False and "uncompressed 0% vs full 100%" in compression.finding
+    assert "equals (a)" not in render_report(result)
+
+
 def test_scores_per_variant():
     row = ablate_query(query(gold_rank=2), FakeClient("first"), permutations=0, model="gpt-4o")
     full, top1, rev = row.run("full"), row.run("top1"), row.run("reversed")
@@ -336,7 +374,9 @@ def test_results_json_contract(tmp_path, small_result):
 
 def test_run_is_timed_with_the_clock_seam():
     ticks = iter([10.0, 70.0])
-    result = run_ablation([query(n=1)], FakeClient(), permutations=0, model="gpt-4o", clock=lambda: next(ticks))
+    result = run_ablation(
+        [query(n=1)], FakeClient(), permutations=0, model="gpt-4o", clock=lambda: next(ticks)
+    )
     assert result.elapsed_s == 60.0
     data = result.to_dict()
     assert data["elapsed_s"] == 60.0 and data["model_calls"] == 1  # one source: one prompt for all
@@ -418,6 +458,35 @@ def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
     assert "ablate [" in printed.err  # the progress bar
     if "matplotlib" in sys.modules or _has_matplotlib():
         assert len(list(out.glob("*.png"))) == 2
+
+
+@pytest.mark.skipif(
+    "compress" not in satchel.Packer.__dataclass_fields__, reason="pack() has no compress yet"
+)
+def test_cli_takes_pack_options_from_json(tmp_path, fake_spec):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [compressible()])
+    options = tmp_path / "options.json"
+    options.write_text(json.dumps({"compress": True, "source_budget": 500, "system": "Be brief."}))
+    out = tmp_path / "o"
+    argv = ["ablate", str(path), "--model", "openai:gpt-4o", "--out", str(out), "--options", str(options)]
+    assert main([*argv, "--source-budget", "80", "--permutations", "0"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert (
+        data["config"]["compress"] is True and data["config"]["source_budget"] == 80
+    )  # the command line wins
+    assert data["config"]["system"] == "Be brief."
+    assert data["compression_active"] is True
+
+
+def test_cli_bad_options_file(tmp_path, fake_spec, capsys):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query()])
+    (tmp_path / "o.json").write_text("[1]")
+    assert (
+        main(["ablate", str(path), "--out", str(tmp_path / "o"), "--options", str(tmp_path / "o.json")]) == 2
+    )
+    assert "must hold a JSON object of pack() options" in capsys.readouterr().err
 
 
 def test_cli_local_model_gets_window_options(tmp_path, fake_spec):
