@@ -91,7 +91,12 @@ VARIANTS: dict[str, Variant] = {
     "satchel": satchel_default,
     "greedy": greedy,
     "greedy-by-hand": greedy_by_hand,
-    # "policy": lambda c, q, b: satchel.pack(c, q, model=MODEL, source_budget=b, ...),  # issue 3
+    # issue 3: seed 003's whole policy, and its ablation without compression
+    "policy": lambda c, q, b: satchel.pack(c, q, model=MODEL, source_budget=b, **satchel.EVIDENCE_POLICY),
+    "policy-no-compress": lambda c, q, b: satchel.pack(
+        c, q, model=MODEL, source_budget=b, **{**satchel.EVIDENCE_POLICY, "compress": False}
+    ),
+    "compress-only": lambda c, q, b: satchel.pack(c, q, model=MODEL, source_budget=b, compress=True),
 }
 
 
