@@ -688,6 +688,17 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+#: Below this sign-test p a difference between two variants is called significant.
+SIGNIFICANCE = 0.05
+
+
+def _hint(beats: bool, numbers: Mapping[str, Any]) -> str:
+    """A caution when a rung holds on a difference a coin could produce."""
+    if beats and numbers["sign_test_p"] >= SIGNIFICANCE:
+        return f"; not significant (p >= {SIGNIFICANCE}): a hint to confirm on more queries, not a finding"
+    return ""
+
+
 def _paired(result: AblationResult, better: str, base: str = "full") -> dict[str, Any]:
     wins = sum(q.run(better).correct and not q.run(base).correct for q in result.queries)
     losses = sum(q.run(base).correct and not q.run(better).correct for q in result.queries)
@@ -698,6 +709,7 @@ def _paired(result: AblationResult, better: str, base: str = "full") -> dict[str
         f"{better}_only_correct": wins,
         f"{base}_only_correct": losses,
         "sign_test_p": round(_sign_test(wins, losses), 4),
+        "significant": _sign_test(wins, losses) < SIGNIFICANCE,
     }
 
 
@@ -715,7 +727,7 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
             beats,
             f"top1 {_pct(top['top1_accuracy'])} vs full {_pct(top['full_accuracy'])} "
             f"({top['top1_only_correct']} queries right only with top1, {top['full_only_correct']} only "
-            f"with full; sign test p={top['sign_test_p']:.3g})",
+            f"with full; sign test p={top['sign_test_p']:.3g}){_hint(beats, top)}",
             "The evidence is being crowded out: cap marginal evidence (max_sources=, min_score_ratio=) "
             "or filter distractors, then re-run to confirm the cap helps."
             if beats
@@ -744,7 +756,8 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
                 beats,
                 f"uncompressed {_pct(unc['uncompressed_accuracy'])} vs full {_pct(unc['full_accuracy'])} "
                 f"({unc['uncompressed_only_correct']} right only uncompressed, "
-                f"{unc['full_only_correct']} only compressed; sign test p={unc['sign_test_p']:.3g})",
+                f"{unc['full_only_correct']} only compressed; sign test p={unc['sign_test_p']:.3g})"
+                f"{_hint(beats, unc)}",
                 "Look at what compression dropped; send numbers, negations and identifiers verbatim and "
                 "compress only low-risk material."
                 if beats
@@ -929,6 +942,7 @@ def _plot(result: AblationResult, out_dir: str) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     paths = []
     summaries = result.summaries
@@ -961,6 +975,17 @@ def _plot(result: AblationResult, out_dir: str) -> list[str]:
         ys = [100 * p["accuracy"] for p in points if p["position"] is not None]
         if xs:
             ax.plot(xs, ys, marker="o", label=group)
+            # How many runs each point stands on: a point of 1 run is an anecdote.
+            for p in points:
+                if p["position"] is not None:
+                    ax.annotate(
+                        f"n={p['runs']}",
+                        (p["position"], 100 * p["accuracy"]),
+                        fontsize=7,
+                        textcoords="offset points",
+                        xytext=(4, 4),
+                    )
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("position of the first gold source in the prompt (1 = first)")
     ax.set_ylabel("accuracy (%)")
     ax.set_title("Accuracy by the gold source's position")

@@ -291,6 +291,8 @@ def test_ladder_packing_harm_when_top1_beats_full():
     assert harm.holds is True
     assert "top1 100% vs full 0%" in harm.finding and "max_sources" in harm.action
     assert harm.numbers["top1_only_correct"] == 4 and harm.numbers["sign_test_p"] == 0.125
+    # four queries cannot make a difference significant: the finding says so
+    assert not harm.numbers["significant"] and "not significant" in harm.finding
     assert result.summary("reversed").accuracy == 1.0
     placement = rungs(result)["placement is a loss channel"]
     assert placement.holds == (result.order_sensitivity > 0)
@@ -527,3 +529,12 @@ def _has_matplotlib() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_a_significant_difference_carries_no_caution():
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(6)], FakeClient("last"), permutations=0, model="gpt-4o"
+    )
+    harm = rungs(result)["packing adds harm"]
+    assert harm.numbers["sign_test_p"] == 0.0312 and harm.numbers["significant"]
+    assert harm.holds and "not significant" not in harm.finding
