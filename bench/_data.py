@@ -172,9 +172,7 @@ class BM25:
     def freeze(self) -> BM25:
         n = len(self._lengths)
         self._avg = (sum(self._lengths) / n) if n else 0.0
-        self._idf = {
-            w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self._postings.items()
-        }
+        self._idf = {w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self._postings.items()}
         return self
 
     def _term(self, tf: int, length: int) -> float:
@@ -348,4 +346,3 @@ def question_of(record: dict[str, Any]) -> str:
 def found(candidates: Sequence[dict[str, Any]], answers: Sequence[str]) -> bool:
     """True if retrieval found the answer: it is in at least one candidate."""
     return any(answer_in(c["text"], answers) for c in candidates)
-

@@ -112,7 +112,9 @@ def sources_of(result: Result) -> tuple[list[tuple[str, str]], int]:
     else:
         user, tokens = result
     head = user.split("</sources>", 1)[0]
-    return [(satchel.unescape(m.group(2)), satchel.unescape(m.group(3))) for m in _SOURCE.finditer(head)], tokens
+    return [
+        (satchel.unescape(m.group(2)), satchel.unescape(m.group(3))) for m in _SOURCE.finditer(head)
+    ], tokens
 
 
 def run(
@@ -201,12 +203,16 @@ def table(report: dict[str, Any]) -> str:
             target, used = row["satchel"]["answer_in_prompt"], row["satchel"]["mean_source_tokens"]
             match = next((b for b, r in rows.items() if r["greedy"]["answer_in_prompt"] >= target), None)
             if match is None:
-                lines.append(f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy: "
-                             "not reached within these budgets")
+                lines.append(
+                    f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy: "
+                    "not reached within these budgets"
+                )
             else:
                 g = rows[match]["greedy"]
-                lines.append(f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy needs "
-                             f"budget {match} ({100 * g['answer_in_prompt']:.1f}%, {g['mean_source_tokens']:.0f} tokens)")
+                lines.append(
+                    f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy needs "
+                    f"budget {match} ({100 * g['answer_in_prompt']:.1f}%, {g['mean_source_tokens']:.0f} tokens)"
+                )
     if report["greedy_agreement"]:
         agree = ", ".join(f"{b}: {100 * v:.1f}%" for b, v in report["greedy_agreement"].items())
         lines += ["", f"greedy (satchel, dedupe=False) vs greedy-by-hand, same sources kept: {agree}"]
@@ -224,7 +230,9 @@ def main(argv: list[str] | None = None) -> None:
     budgets = [int(b) for b in args.budgets.split(",")]
     chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
     report = run(args.n, budgets, chosen, k_distractors=args.k)
-    report["command"] = "python " + " ".join(shlex.quote(a) for a in ["bench/evidence.py", *(argv or sys.argv[1:])])
+    report["command"] = "python " + " ".join(
+        shlex.quote(a) for a in ["bench/evidence.py", *(argv or sys.argv[1:])]
+    )
     print(f"$ {report['command']}")
     print(table(report))
     print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})")

@@ -74,8 +74,18 @@ def build(
         words = [(m.start(), m.end()) for m in _WORD.finditer(doc)]
         for w in range(0, len(words) - PIECE_WORDS + 1, PIECE_WORDS):
             s, e = words[w][0], words[w + PIECE_WORDS - 1][1]
-            cands.append({"id": f"m{mix}#{w // PIECE_WORDS}", "text": doc[s:e], "doc_id": f"m{mix}",
-                          "start": s, "end": e, "_doc": doc, "_w": w, "_words": words})
+            cands.append(
+                {
+                    "id": f"m{mix}#{w // PIECE_WORDS}",
+                    "text": doc[s:e],
+                    "doc_id": f"m{mix}",
+                    "start": s,
+                    "end": e,
+                    "_doc": doc,
+                    "_w": w,
+                    "_words": words,
+                }
+            )
             if len(cands) == n_base:
                 break
         mix += 1
@@ -142,13 +152,21 @@ def profile(cands: list[dict[str, Any]], question: str) -> None:
     prof.disable()
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
-    print(f"\nprofile of one pack over {len(cands)} candidates (cProfile, {total:.2f}s with overhead)",
-          file=sys.stderr)
+    print(
+        f"\nprofile of one pack over {len(cands)} candidates (cProfile, {total:.2f}s with overhead)",
+        file=sys.stderr,
+    )
     for label, name, suffix in STAGES:
-        cum = sum(v[3] for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
-                  if fn == name and file.endswith(suffix) and "satchel" in file)
-        calls = sum(v[1] for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
-                    if fn == name and file.endswith(suffix) and "satchel" in file)
+        cum = sum(
+            v[3]
+            for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
+            if fn == name and file.endswith(suffix) and "satchel" in file
+        )
+        calls = sum(
+            v[1]
+            for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
+            if fn == name and file.endswith(suffix) and "satchel" in file
+        )
         print(f"  {label:<38} {cum:7.3f}s {100 * cum / total:5.1f}%  ({calls} calls)", file=sys.stderr)
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(10)
@@ -157,10 +175,17 @@ def profile(cands: list[dict[str, Any]], question: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="candidate counts (default 1000,10000)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept (default 3)")
-    ap.add_argument("--all-paragraphs", action="store_true",
-                    help="build every size from all distinct paragraphs (less reuse below 10,000)")
+    ap.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="candidate counts (default 1000,10000)"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs per measurement; the best is kept (default 3)"
+    )
+    ap.add_argument(
+        "--all-paragraphs",
+        action="store_true",
+        help="build every size from all distinct paragraphs (less reuse below 10,000)",
+    )
     ap.add_argument("--profile", action="store_true", help="profile one pack per size; breakdown to stderr")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -185,26 +210,38 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((n, tok, pk, tokens, shape, result, reasons))
         if args.profile:
             profile(cands, question)
-    print(f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
-          f"best of {args.repeat}")
+    print(
+        f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
+        f"best of {args.repeat}"
+    )
     print()
-    print(f"{'candidates':>10} {'tok/cand':>8} {'tokenizer pass':>15} {'pack':>9} {'pack/tok':>9} "
-          f"{'kept':>6} {'src tokens':>10}")
+    print(
+        f"{'candidates':>10} {'tok/cand':>8} {'tokenizer pass':>15} {'pack':>9} {'pack/tok':>9} "
+        f"{'kept':>6} {'src tokens':>10}"
+    )
     for n, tok, pk, tokens, _shape, result, _ in rows:
         kept = sum(e.kept for e in result.manifest)
-        print(f"{n:>10} {tokens / n:8.1f} {tok:14.3f}s {pk:8.3f}s {pk / tok:8.2f}x {kept:>6} {result.tokens.sources:>10}")
+        print(
+            f"{n:>10} {tokens / n:8.1f} {tok:14.3f}s {pk:8.3f}s {pk / tok:8.2f}x {kept:>6} {result.tokens.sources:>10}"
+        )
     if len(rows) >= 2:
         (n0, t0, p0, *_), (n1, t1, p1, *_) = rows[0], rows[-1]
-        print(f"\ngrowth {n0}->{n1} ({n1 / n0:.0f}x candidates): tokenizer pass {t1 / t0:.1f}x, "
-              f"pack {p1 / p0:.1f}x")
+        print(
+            f"\ngrowth {n0}->{n1} ({n1 / n0:.0f}x candidates): tokenizer pass {t1 / t0:.1f}x, "
+            f"pack {p1 / p0:.1f}x"
+        )
     print("\ncandidate shape and what pack did with them:")
     for n, _, _, _, shape, _, reasons in rows:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
-        print(f"  {n}: {shape['paragraphs']} distinct paragraphs in {shape['mixes']} mixes, "
-              f"{shape['exact']} exact + {shape['near']} near copies planted, median {shape['median_tokens']:.0f} "
-              f"tokens; {summary}")
-    print("\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
-          "reported, not asserted)")
+        print(
+            f"  {n}: {shape['paragraphs']} distinct paragraphs in {shape['mixes']} mixes, "
+            f"{shape['exact']} exact + {shape['near']} near copies planted, median {shape['median_tokens']:.0f} "
+            f"tokens; {summary}"
+        )
+    print(
+        "\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
+        "reported, not asserted)"
+    )
 
 
 if __name__ == "__main__":

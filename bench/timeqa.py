@@ -55,12 +55,14 @@ def questions(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for p, page in enumerate(pages):
         for q, answers in page["questions"]:
-            out.append({
-                "page": p,
-                "question": q,
-                "gold": sorted({a["para"] for a in answers}),
-                "answers": [a["answer"] for a in answers if a.get("answer")],
-            })
+            out.append(
+                {
+                    "page": p,
+                    "question": q,
+                    "gold": sorted({a["para"] for a in answers}),
+                    "answers": [a["answer"] for a in answers if a.get("answer")],
+                }
+            )
     return out
 
 
@@ -79,8 +81,13 @@ def candidates(page: dict[str, Any], question: str, bm25: BM25) -> list[dict[str
     for i, para in enumerate(page["paras"]):
         if not para.strip():
             continue
-        c: dict[str, Any] = {"id": f"{name}#{i}", "text": para, "doc_id": name, "title": title,
-                             "score": bm25.score(question, para)}
+        c: dict[str, Any] = {
+            "id": f"{name}#{i}",
+            "text": para,
+            "doc_id": name,
+            "title": title,
+            "score": bm25.score(question, para),
+        }
         year = first_year(para)
         if year:
             c["updated"] = year
@@ -149,9 +156,7 @@ def run(n: int | None, budgets: list[int], orders: list[str]) -> dict[str, Any]:
         "questions": len(cases),
         "unanswerable_skipped": len(every) - len(answerable),
         "mean_candidates": statistics.fmean(len(c[1]) for c in cases),
-        "dated_share": statistics.fmean(
-            sum("updated" in x for x in c[1]) / len(c[1]) for c in cases
-        ),
+        "dated_share": statistics.fmean(sum("updated" in x for x in c[1]) / len(c[1]) for c in cases),
         "gold_bm25_rank_median": statistics.median(ranks) if ranks else None,
         "gold_bm25_top1": sum(r == 1 for r in ranks) / len(cases),
         "rows": rows,
@@ -177,8 +182,10 @@ def table(report: dict[str, Any]) -> str:
                 f"{r['mean_position']:8.2f} {r['median_position']:7.1f} {r['mean_relative_position']:8.2f} "
                 f"{r['median_relative_position']:7.2f} {r['mean_sources']:7.2f}"
             )
-    lines.append("(position: 1-based source position of the best-ranked kept gold paragraph; "
-                 "rel: 0 = first source, 1 = last, next to the question)")
+    lines.append(
+        "(position: 1-based source position of the best-ranked kept gold paragraph; "
+        "rel: 0 = first source, 1 = last, next to the question)"
+    )
     return "\n".join(lines)
 
 
@@ -186,12 +193,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, help="first N answerable questions only (default: all 830)")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="source budgets (default 300,600)")
-    ap.add_argument("--orders", default=None, help=f"subset of satchel.ORDERS (default all: {', '.join(satchel.ORDERS)})")
+    ap.add_argument(
+        "--orders", default=None, help=f"subset of satchel.ORDERS (default all: {', '.join(satchel.ORDERS)})"
+    )
     ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
     orders = args.orders.split(",") if args.orders else list(satchel.ORDERS)
     report = run(args.n, [int(b) for b in args.budgets.split(",")], orders)
-    report["command"] = "python " + " ".join(shlex.quote(a) for a in ["bench/timeqa.py", *(argv or sys.argv[1:])])
+    report["command"] = "python " + " ".join(
+        shlex.quote(a) for a in ["bench/timeqa.py", *(argv or sys.argv[1:])]
+    )
     print(f"$ {report['command']}")
     print(table(report))
     print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL}, dedupe on)")

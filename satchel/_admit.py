@@ -202,7 +202,12 @@ def admit(
             )
             continue
         span = None
-        if chunk.doc_id is not None and chunk.start is not None and not removed and shaped.compression is None:
+        if (
+            chunk.doc_id is not None
+            and chunk.start is not None
+            and not removed
+            and shaped.compression is None
+        ):
             span = (chunk.doc_id, chunk.start, chunk.end)
         draft = Draft([chunk], shaped.text, position + 1, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
@@ -216,7 +221,8 @@ def admit(
         if span is not None:
             by_doc.setdefault(span[0], []).append(draft)
         if ledger is not None:
-            ledger.record(draft.text, chunk.id)
+            same = fresh is not None and draft.text is fresh.text
+            ledger.record(draft.text, chunk.id, fresh.keys if same and fresh is not None else None)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:
             reason += f" without {len(removed)} sentence(s) already sent"
@@ -311,4 +317,3 @@ def _merge_neighbours(
         merged_into=lead_draft.lead.id,
     )
     return True
-

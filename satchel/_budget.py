@@ -17,9 +17,7 @@ def _count(name: str, value: object, allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(
-            f"{name}={value!r} must be a non-negative whole number of tokens"
-        )
+        raise ConfigError(f"{name}={value!r} must be a non-negative whole number of tokens")
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,14 +137,14 @@ def parse_date(value: str, chunk_id: str = "?") -> _dt.datetime:
     try:
         if len(value) == 10:
             day = _dt.date.fromisoformat(value)
-            return _dt.datetime(day.year, day.month, day.day, tzinfo=_dt.timezone.utc)
+            return _dt.datetime(day.year, day.month, day.day, tzinfo=_dt.UTC)
         moment = _dt.datetime.fromisoformat(value)
     except ValueError:
         raise InputError(
             f"candidate {chunk_id!r}: updated={value!r} is not an ISO date; "
             "write it as YYYY-MM-DD (or an ISO datetime such as 2026-03-01T09:30:00Z)"
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=_dt.timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=_dt.UTC)
 
 
 def _check(chunk: Chunk) -> None:
@@ -191,9 +191,7 @@ def _check(chunk: Chunk) -> None:
             if isinstance(value, int) and not isinstance(value, bool) and name == "doc_id":
                 set_(chunk, name, str(value))
             else:
-                raise InputError(
-                    f"candidate {cid!r}: {name}={_short(value)} must be a string or left out"
-                )
+                raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
     _check_offsets(chunk)
     set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
     set_(chunk, "priority", _priority(chunk.priority, cid))
@@ -203,9 +201,7 @@ def _check(chunk: Chunk) -> None:
             "use one of those or leave it out to let the role rule assign it"
         )
     if not isinstance(chunk.metadata, Mapping):
-        raise InputError(
-            f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}"
-        )
+        raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
     set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)))
 
 
@@ -221,8 +217,7 @@ def _check_offsets(chunk: Chunk) -> None:
     for name, value in (("start", start), ("end", end)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InputError(
-                f"candidate {cid!r}: {name}={_short(value)} must be a non-negative integer "
-                "character offset"
+                f"candidate {cid!r}: {name}={_short(value)} must be a non-negative integer character offset"
             )
     if end - start != len(chunk.text):
         raise InputError(
@@ -245,9 +240,7 @@ def _normalise_updated(value: Any, cid: str) -> str | None:
     if isinstance(value, _dt.date):
         return value.isoformat()
     if not isinstance(value, str):
-        raise InputError(
-            f"candidate {cid!r}: updated={_short(value)} must be an ISO date string or a date"
-        )
+        raise InputError(f"candidate {cid!r}: updated={_short(value)} must be an ISO date string or a date")
     value = value.strip()
     parse_date(value, cid)
     return value

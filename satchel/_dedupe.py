@@ -21,9 +21,11 @@ Two passes, because two kinds of repetition need two views:
 
 from __future__ import annotations
 
-import heapq
+import difflib
+import itertools
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -40,9 +42,6 @@ _NUMBERISH = re.compile(r"\S*\d\S*")
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b",
     re.IGNORECASE,
-)
-_DETAIL = re.compile(
-    r"\S*\d\S*|\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|\w*n't\b|\b[A-Z][\w'’-]*"
 )
 
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
@@ -65,16 +64,64 @@ def _masked_words(text: str) -> list[str]:
     return text.lower().split()
 
 
-def protected_details(text: str) -> tuple[str, ...]:
-    """Numbers, dates, negations and capitalised names, in order: what must never be merged away."""
-    return tuple(m.group(0).lower() if _NEGATION.fullmatch(m.group(0)) else m.group(0)
-                 for m in _DETAIL.finditer(text))
+#: Capitalised words that open sentences rather than name anything.
+_COMMON = frozenset(
+    """a an the it its this that these those there he she they we i you in on at for and but or if
+    when then so as""".split()
+)
 
 
-def _shingles(words: list[int]) -> set[tuple[int, ...]]:
-    if len(words) < 3:
-        return {tuple(words)}
-    return set(zip(words, words[1:], words[2:]))
+def _is_detail(word: str) -> bool:
+    core = word.strip(".,;:!?()[]{}\"'“”‘’")
+    if not core:
+        return False
+    if any(ch.isdigit() for ch in core) or _NEGATION.fullmatch(core) or core.lower().endswith("n't"):
+        return True
+    return core[0].isupper() and core.lower() not in _COMMON
+
+
+def differs_in_details(a: str, b: str) -> bool:
+    """Whether two similar texts differ inside in a number, date, negation or name.
+
+    Words added or removed at either end (a window shifted along its document)
+    are not a difference in detail; a detail replaced, added or removed inside
+    is ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says Brian").
+    """
+    left, right = a.split(), b.split()
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        at_edge = (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right))
+        if tag != "replace" and at_edge:
+            continue
+        if any(_is_detail(w) for w in left[i1:i2]) or any(_is_detail(w) for w in right[j1:j2]):
+            return True
+    return False
+
+
+#: Texts are compared as word 3-shingles, words numbered in order of first
+#: appearance. Texts of SHORT_TEXT words or more are compared on the shingles
+#: whose first word's number is a multiple of ``_SAMPLE`` (content-defined, so
+#: both copies of a passage sample the same shingles, as in winnowing); short
+#: texts keep every shingle.
+_SAMPLE = 4
+SHORT_TEXT = 64
+
+
+def _fingerprint(ids: Sequence[int]) -> frozenset[int]:
+    """The text's shingles as their (deterministic) hashes: sampled for long texts."""
+    if len(ids) < SHORT_TEXT:
+        return frozenset(map(hash, _shingles(ids)))
+    # Every step runs in C: select the shingles whose first id is a multiple of _SAMPLE.
+    chosen = map(operator.not_, map((_SAMPLE - 1).__and__, ids))
+    return frozenset(map(hash, itertools.compress(zip(ids, ids[1:], ids[2:], strict=False), chosen)))
+
+
+def _shingles(ids: Sequence[int]) -> Iterable[tuple[int, ...]]:
+    if len(ids) < 3:
+        return (tuple(ids),)
+    return zip(ids, ids[1:], ids[2:], strict=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +141,15 @@ class DedupeReport:
 #: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
 #: meet in the index; every pair that meets is then checked exactly.
 _SKETCH = 24
+#: Pairs sharing fewer sketch entries than this are too far apart to be checked:
+#: at similarity 0.6 two sketches of 24 share about 15 entries on average.
+_MIN_SHARED = 4
+#: Short texts this much below the near-duplicate threshold that differ in
+#: protected details (numbers, negations, names) are still reported as conflicting.
+CONFLICT_MARGIN = 0.2
 
 
-def find_duplicates(
-    texts: Sequence[str], *, exact: bool = True, near: float | None = 0.8
-) -> DedupeReport:
+def find_duplicates(texts: Sequence[str], *, exact: bool = True, near: float | None = 0.8) -> DedupeReport:
     """Find exact copies, near-duplicates and conflicts among ``texts`` (best-ranked first)."""
     duplicate_of: dict[int, tuple[int, float]] = {}
     conflicts: dict[int, list[int]] = {}
@@ -127,46 +178,60 @@ def _near_duplicates(
     duplicate_of: dict[int, tuple[int, float]],
     conflicts: dict[int, list[int]],
 ) -> None:
-    postings: dict[tuple[int, ...], list[int]] = {}
-    shingle_sets: dict[int, frozenset[tuple[int, ...]]] = {}
-    details: dict[int, tuple[str, ...]] = {}
+    postings: dict[int, list[int]] = {}
+    shingle_sets: dict[int, frozenset[int]] = {}
+    short: dict[int, bool] = {}
+    sketch_size: dict[int, int] = {}
     vocabulary: dict[str, int] = {}
-    number = vocabulary.setdefault
-    nsmallest = heapq.nsmallest
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        ids = [number(w, len(vocabulary)) for w in _masked_words(text)]
-        shingles = frozenset(_shingles(ids))
+        words = text.lower().split()
+        if len(words) < SHORT_TEXT:
+            # Short texts: numbers masked and negations left out, so texts that
+            # differ only there meet and are then told apart as conflicts. In a
+            # long text one number or "not" barely moves the similarity.
+            words = _masked_words(text)
+        # Number new words in order of first appearance; every step runs in C.
+        fresh_words = list(itertools.filterfalse(vocabulary.__contains__, dict.fromkeys(words)))
+        vocabulary.update(zip(fresh_words, itertools.count(len(vocabulary))))
+        ids = list(map(vocabulary.__getitem__, words))
+        # Shingles are kept as their (deterministic) hashes: a quarter of the memory of tuples.
+        shingles = _fingerprint(ids)
         shingle_sets[i] = shingles
-        met: set[int] = set()
-        for sh in nsmallest(_SKETCH, shingles, key=hash):
+        short[i] = len(ids) < SHORT_TEXT
+        met: dict[int, int] = {}
+        sketch = sorted(shingles)[:_SKETCH]  # C sort beats heapq.nsmallest at these sizes
+        sketch_size[i] = len(sketch)
+        for sh in sketch:
             posting = postings.get(sh)
             if posting is None:
                 postings[sh] = [i]
             else:
                 if len(posting) <= _POSTING_CAP:
-                    met.update(posting)
+                    for j in posting:
+                        met[j] = met.get(j, 0) + 1
                 posting.append(i)
         size = len(shingles)
-        for j in sorted(met):
+        for j in sorted(
+            j for j, shared in met.items() if shared >= min(_MIN_SHARED, sketch_size[i], sketch_size[j])
+        ):
             other = shingle_sets[j]
-            # Jaccard >= near needs the smaller set to be at least near x the larger.
-            if min(size, len(other)) < near * max(size, len(other)):
+            # Jaccard >= t needs the smaller set to be at least t x the larger.
+            if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)):
                 continue
             inter = len(shingles & other)
             similarity = inter / (size + len(other) - inter)
-            if similarity < near:
+            # Below the threshold, only short texts (compared with numbers and negations
+            # masked) can be the same statement with other details; long texts that far
+            # apart are merely related (overlapping windows, say), not conflicting.
+            if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
-            mine = details.get(i)
-            if mine is None:
-                mine = details[i] = protected_details(text)
-            theirs = details.get(j)
-            if theirs is None:
-                theirs = details[j] = protected_details(texts[j])
-            if sorted(mine) == sorted(theirs):
-                duplicate_of[i] = (j, round(similarity, 3))
-                break
+            if not differs_in_details(text, texts[j]):
+                if similarity >= near:
+                    duplicate_of[i] = (j, round(similarity, 3))
+                    break
+                continue
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
 
@@ -245,6 +310,13 @@ class Fresh:
     text: str
     #: (sentence, id of the source it was already sent in) for each removed sentence
     removed: tuple[tuple[str, str], ...]
+    #: the keys of the sentences left, so recording them needs no second split
+    keys: tuple[str, ...] | None = None
+
+
+def _key(sentence: str) -> str | None:
+    key = normalise(sentence)
+    return key if key.count(" ") + 1 >= MIN_SENTENCE_WORDS else None
 
 
 class Ledger:
@@ -252,32 +324,40 @@ class Ledger:
 
     def __init__(self) -> None:
         self._sentences: dict[str, str] = {}
+        #: the first three words of every sentence sent: a text whose word
+        #: trigrams miss all of them cannot repeat a sentence, so it is not split
+        self._openings: set[tuple[str, ...]] = set()
 
     def fresh(self, text: str) -> Fresh:
         """``text`` without sentences already sent; runs of kept sentences stay verbatim."""
-        if not self._sentences:
-            return Fresh(text, ())
+        words = text.lower().split()
+        if self._openings.isdisjoint(zip(words, words[1:], words[2:], strict=False)):
+            return Fresh(text, (), None)
         removed: list[tuple[str, str]] = []
         kept: list[tuple[int, int]] = []
+        keys: list[str] = []
         for start, end in split_sentences(text):
             sentence = text[start:end]
-            key = normalise(sentence)
-            seen_in = self._sentences.get(key) if key.count(" ") + 1 >= MIN_SENTENCE_WORDS else None
+            key = _key(sentence)
+            seen_in = self._sentences.get(key) if key is not None else None
             if seen_in is not None:
                 removed.append((sentence, seen_in))
-            else:
-                kept.append((start, end))
+                continue
+            kept.append((start, end))
+            if key is not None:
+                keys.append(key)
         if not removed:
-            return Fresh(text, ())
-        return Fresh(join_kept(text, kept), tuple(removed))
+            return Fresh(text, (), tuple(keys))
+        return Fresh(join_kept(text, kept), tuple(removed), tuple(keys))
 
-    def record(self, text: str, source_id: str) -> None:
-        """Remember every sentence of ``text`` as sent in ``source_id``."""
-        for start, end in split_sentences(text):
-            key = normalise(text[start:end])
-            if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
-                self._sentences.setdefault(key, source_id)
-
+    def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
+        """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""
+        if keys is None:
+            keys = [k for k in (_key(text[s:e]) for s, e in split_sentences(text)) if k is not None]
+        for key in keys:
+            if key not in self._sentences:
+                self._sentences[key] = source_id
+                self._openings.add(tuple(key.split(" ", 3)[:3]))
 
 
 # --- boilerplate -----------------------------------------------------------------
@@ -318,14 +398,14 @@ def strip_boilerplate(
     """
     units = [_units(t) for t in texts]
     seen_in: dict[str, set[str]] = {}
-    for text, spans, doc in zip(texts, units, documents):
+    for text, spans, doc in zip(texts, units, documents, strict=True):
         for s, e in spans:
             key = normalise(text[s:e])
             if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
                 seen_in.setdefault(key, set()).add(doc)
     boiler = {k for k, docs in seen_in.items() if len(docs) >= min_documents}
     out = []
-    for text, spans in zip(texts, units):
+    for text, spans in zip(texts, units, strict=True):
         if not boiler:
             out.append((text, 0))
             continue

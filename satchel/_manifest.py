@@ -205,18 +205,22 @@ def format_trace(data: Mapping[str, Any]) -> str:
                 e.get("role") or "-",
                 e["tokens"],
                 e.get("cost") or ("-" if e["status"] == "dropped" else 0),
-                e["reason"] + (f"; conflicts with {', '.join(e['conflicts_with'])}" if e.get("conflicts_with") else ""),
+                e["reason"]
+                + (f"; conflicts with {', '.join(e['conflicts_with'])}" if e.get("conflicts_with") else ""),
             )
         )
     rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))
     header = ("pos", "label", "id", "status", "role", "tokens", "cost", "reason")
     widths = [3, 5, 28, 7, 10, 6, 5, 70]
     lines.append("")
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(_cell(v, w).ljust(w) for v, w in zip(row, widths)).rstrip())
+        lines.append("  ".join(_cell(v, w).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
     kept = sum(1 for e in data["manifest"] if e["status"] == "kept")
     lines.append("")
-    lines.append(f"{kept} kept, {len(data['manifest']) - kept} dropped, order {data.get('config', {}).get('order', '?')}")
+    lines.append(
+        f"{kept} kept, {len(data['manifest']) - kept} dropped, "
+        f"order {data.get('config', {}).get('order', '?')}"
+    )
     return "\n".join(lines)

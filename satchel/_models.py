@@ -71,9 +71,7 @@ def register_model(profile: ModelProfile) -> None:
     if not isinstance(profile, ModelProfile):
         raise ConfigError(f"register_model needs a ModelProfile, got {type(profile).__name__}")
     if profile.context_window <= 0:
-        raise ConfigError(
-            f"model {profile.name!r}: context_window={profile.context_window} must be positive"
-        )
+        raise ConfigError(f"model {profile.name!r}: context_window={profile.context_window} must be positive")
     _REGISTRY[profile.name] = profile
 
 

@@ -46,6 +46,7 @@ _HISTORY_ROLES = ("system", "user", "assistant", "tool")
 
 def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
     """Priority tier first, then score (higher first), else rank (lower first), else input order."""
+
     def key(item: tuple[int, Chunk]) -> tuple[Any, ...]:
         i, c = item
         return (
@@ -142,7 +143,9 @@ class Packer:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{name}={value!r} must be a non-negative whole number of tokens")
         if self.source_budget is not None and (
-            isinstance(self.source_budget, bool) or not isinstance(self.source_budget, int) or self.source_budget < 0
+            isinstance(self.source_budget, bool)
+            or not isinstance(self.source_budget, int)
+            or self.source_budget < 0
         ):
             raise ConfigError(
                 f"source_budget={self.source_budget!r} must be a non-negative whole number of tokens or None"
@@ -150,7 +153,11 @@ class Packer:
         check_order(self.order)
         _positive_or_none("max_sources", self.max_sources)
         _positive_or_none("max_chunk_tokens", self.max_chunk_tokens)
-        if isinstance(self.near_duplicate, bool) or not isinstance(self.near_duplicate, (int, float)) or not 0 < self.near_duplicate <= 1:
+        if (
+            isinstance(self.near_duplicate, bool)
+            or not isinstance(self.near_duplicate, (int, float))
+            or not 0 < self.near_duplicate <= 1
+        ):
             raise ConfigError(
                 f"near_duplicate={self.near_duplicate!r} must be a similarity in (0, 1]; 0.8 is the default"
             )
@@ -160,7 +167,9 @@ class Packer:
             raise ConfigError(f"role_rule={self.role_rule!r} must be a satchel.RoleRule")
         if self.compressor is not None and not callable(self.compressor):
             raise ConfigError("compressor must be a callable (text, question, max_tokens) -> str")
-        roles = frozenset([self.compressor_roles] if isinstance(self.compressor_roles, str) else self.compressor_roles)
+        roles = frozenset(
+            [self.compressor_roles] if isinstance(self.compressor_roles, str) else self.compressor_roles
+        )
         if roles - set(ROLES) or (roles and self.compressor is None) or (self.compressor and not roles):
             raise ConfigError(
                 f"compressor_roles={sorted(roles)!r}: an abstractive compressor runs only for roles you name "
@@ -168,15 +177,20 @@ class Packer:
             )
         set_(self, "compressor_roles", roles)
         if self.contract is not None and (not isinstance(self.contract, str) or not self.contract.strip()):
-            raise ConfigError(f"contract={self.contract!r} must be non-empty text (the output contract) or None")
+            raise ConfigError(
+                f"contract={self.contract!r} must be non-empty text (the output contract) or None"
+            )
         if self.min_score_ratio is not None and (
             isinstance(self.min_score_ratio, bool)
             or not isinstance(self.min_score_ratio, (int, float))
             or not 0 < self.min_score_ratio <= 1
         ):
-            raise ConfigError(f"min_score_ratio={self.min_score_ratio!r} must be in (0, 1], e.g. 0.5, or None")
+            raise ConfigError(
+                f"min_score_ratio={self.min_score_ratio!r} must be in (0, 1], e.g. 0.5, or None"
+            )
         if self.strip_boilerplate is not False and (
-            not isinstance(self.strip_boilerplate, int) or (self.strip_boilerplate is not True and self.strip_boilerplate < 2)
+            not isinstance(self.strip_boilerplate, int)
+            or (self.strip_boilerplate is not True and self.strip_boilerplate < 2)
         ):
             raise ConfigError(
                 f"strip_boilerplate={self.strip_boilerplate!r}: use True (3 documents) or the number of "
@@ -263,7 +277,9 @@ class Packer:
         ranked = list(retrieval)
         if self.strip_boilerplate is not False:
             min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
-            cleaned = strip_boilerplate([c.text for c in ranked], [c.doc_id or c.id for c in ranked], min_docs)
+            cleaned = strip_boilerplate(
+                [c.text for c in ranked], [c.doc_id or c.id for c in ranked], min_docs
+            )
             for i, (text, n) in enumerate(cleaned):
                 if not n:
                     continue
@@ -276,7 +292,7 @@ class Packer:
             ranked = [c for c in ranked if c.id not in boilerplate_only]
 
         # roles (seed 003): always reported; with role caps they also set admission order
-        roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule)))
+        roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
         if self.role_caps is not None:
             ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
 
@@ -292,7 +308,7 @@ class Packer:
 
         # admit, with the second dedupe pass (neighbours, sentences already sent) and
         # the representation of what overflows
-        wrapper = count(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE)
+        wrapper = count(SOURCES_OPEN + "\n") + self._closing(question) - count(self._after_sources(question))
         best = max((c.score for c in ranked if c.score is not None), default=None)
         policy = Policy(
             roles=roles,
@@ -328,7 +344,7 @@ class Packer:
         while True:
             ordered = apply_order(self.order, sorted(admission.sources, key=lambda d: d.rank))
             messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
-            usage = self._usage(messages, budget, question)
+            usage = self._usage(messages, budget, question, ordered)
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
@@ -371,13 +387,23 @@ class Packer:
         return Budget(
             context_window=p.context_window,
             system=count(system) + p.message_overhead,
-            question=count(QUESTION_SEPARATOR + question_block(question)) + p.message_overhead + p.reply_overhead,
+            question=count(QUESTION_SEPARATOR + question_block(question))
+            + p.message_overhead
+            + p.reply_overhead,
             history=sum(count(m["content"]) + p.message_overhead for m in history),
             answer=self.reserve_answer,
             contract=contract,
             other=self.reserve_other,
             cap=self.source_budget,
         )
+
+    def _after_sources(self, question: str) -> str:
+        """Everything the user message holds after ``</sources>``: the contract restated, the question."""
+        return (self._restated() if self._restates else "") + QUESTION_SEPARATOR + question_block(question)
+
+    def _closing(self, question: str) -> int:
+        """Tokens of ``</sources>`` and what follows it (one segment: the tag and the break merge)."""
+        return self._counter(SOURCES_CLOSE + self._after_sources(question))
 
     def _system(self, system: str) -> str:
         """The system message: instructions, then the output contract when there is one."""
@@ -392,14 +418,24 @@ class Packer:
         return attributes(fields, self.metadata)
 
     def _cost(self, members: Sequence[Chunk], text: str, label: int) -> int:
-        """Tokens one source takes: open tag, escaped text, close tag and the line break after it."""
+        """Tokens one source takes: open tag, escaped text, close tag and the line break after it.
+
+        With an additive tokenizer (both OpenAI encodings) the count is exact and
+        the same for every label below 1000, so the rendered prompt is the sum of
+        its parts; a text starting with a line break or "/" would join the open
+        tag's last piece, so it is counted whole. Otherwise the parts are counted
+        apart (an estimate; the rendered prompt is then counted again).
+        """
         count = self._counter
         ids = ", ".join(m.id for m in members)
-        return (
-            count(open_tag(label, ids, self._attrs(members[0])) + "\n")
-            + count(escape_text(text))
-            + count(f"\n</source_{label}>\n")
-        )
+        head = open_tag(label, ids, self._attrs(members[0])) + "\n"
+        body = escape_text(text)
+        tail = f"\n</source_{label}>\n"
+        if not count.additive or not body:
+            return count(head) + count(body) + count(tail)
+        if body[0] in "\r\n/":
+            return count(head + body + tail)
+        return count(head) + count.joined(body, tail)
 
     def _render(
         self,
@@ -416,21 +452,26 @@ class Packer:
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
         # With nothing kept the prompt is the question alone: an empty <sources>
         # element would cost tokens a zero source budget does not have.
-        user = (sources_block(blocks) if blocks else "")
+        user = sources_block(blocks) if blocks else ""
         if self._restates:
             user += self._restated()
         user = (user + QUESTION_SEPARATOR if user else "") + question_block(question)
         messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
         return messages, labels
 
-    def _usage(self, messages: list[dict[str, str]], budget: Budget, question: str) -> TokenUsage:
+    def _usage(
+        self, messages: list[dict[str, str]], budget: Budget, question: str, ordered: Sequence[Draft]
+    ) -> TokenUsage:
         count, p = self._counter, self._profile
         system = count(messages[0]["content"])
         history = sum(count(m["content"]) for m in messages[1:-1])
-        user = count(messages[-1]["content"])
-        question_part = count(QUESTION_SEPARATOR + question_block(question))
-        if self._restates:
-            question_part += count(self._restated())
+        question_part = count(self._after_sources(question))
+        if ordered and count.additive and len(ordered) < 1000:
+            # Exact without a second pass over the sources: the user message splits
+            # into segments that tokenize independently (see _cost).
+            user = count(SOURCES_OPEN + "\n") + sum(d.cost for d in ordered) + self._closing(question)
+        else:
+            user = count(messages[-1]["content"])
         framing = p.message_overhead * len(messages) + p.reply_overhead
         return TokenUsage(
             prompt=system + history + user + framing,
@@ -515,9 +556,7 @@ def _drop_weakest(admission: Admission, over: int) -> None:
         )
 
 
-def _check_prompt_parts(
-    question: Any, system: Any, history: Any
-) -> tuple[str, list[dict[str, str]]]:
+def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, list[dict[str, str]]]:
     if not isinstance(question, str) or not question.strip():
         raise InputError(f"question={question!r} must be a non-empty string")
     if system is None:
@@ -526,7 +565,11 @@ def _check_prompt_parts(
         raise InputError(f"system must be a string (or None for the default), got {type(system).__name__}")
     messages = []
     for i, m in enumerate(history or ()):
-        if not isinstance(m, Mapping) or not isinstance(m.get("content"), str) or m.get("role") not in _HISTORY_ROLES:
+        if (
+            not isinstance(m, Mapping)
+            or not isinstance(m.get("content"), str)
+            or m.get("role") not in _HISTORY_ROLES
+        ):
             raise InputError(
                 f"history[{i}]={m!r} must be a dict with role ({', '.join(_HISTORY_ROLES)}) and "
                 "string content"

@@ -50,8 +50,6 @@ DEFAULT_SYSTEM = "\n".join(
 #: access tags stay out because they cost tokens and can leak.
 DEFAULT_METADATA = ("title", "section", "updated", "type", "region")
 
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 _UNESCAPES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"'}
 _ENTITY = re.compile("&(?:amp|lt|gt|quot);")
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
@@ -59,25 +57,33 @@ _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 def escape_text(text: str) -> str:
     """Escape text so it cannot open or close a tag."""
-    return text.translate(_TEXT_ESCAPES)
+    # Chained str.replace runs in C; str.translate with a dict table is ~10x slower.
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
 
 
 def escape_attr(value: str) -> str:
     """Escape an attribute value so it cannot leave its quotes or open a tag."""
-    return value.translate(_ATTR_ESCAPES)
+    return escape_text(value).replace('"', "&quot;")
 
 
 def unescape(text: str) -> str:
-    """Invert :func:`escape_text` and :func:`escape_attr` exactly (one pass, so ``&amp;lt;`` stays ``&lt;``)."""
+    """Invert :func:`escape_text` and :func:`escape_attr` exactly.
+
+    One pass, so ``&amp;lt;`` comes back as ``&lt;``, not ``<``.
+    """
     return _ENTITY.sub(lambda m: _UNESCAPES[m.group(0)], text)
 
 
 def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:
     """Validate the metadata fields to show as attributes."""
     if isinstance(fields, str):
-        raise ConfigError(
-            f"metadata={fields!r} must be a list of field names, e.g. ['title', 'updated']"
-        )
+        raise ConfigError(f"metadata={fields!r} must be a list of field names, e.g. ['title', 'updated']")
     out = tuple(fields)
     for name in out:
         if not isinstance(name, str) or not _ATTR_NAME.match(name) or name in ("id", "chunk"):

@@ -208,8 +208,7 @@ def fit(
             info.update(strategy="verbatim", tokens_after=size, ratio=1.0, protected=protected)
             return Fit(
                 text,
-                f"kept verbatim over the {role} cap of {cap}: its protected details cannot be cut "
-                "to fit",
+                f"kept verbatim over the {role} cap of {cap}: its protected details cannot be cut to fit",
                 info,
             )
         why = "protected details alone exceed" if protected else "no whole sentence fits in"

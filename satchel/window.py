@@ -62,7 +62,9 @@ class ContextWindow:
         self._blocks: list[Chunk] = []
         self._usage: WindowUsage | None = None
 
-    def add_block(self, text: str, priority: Priority | int | str = Priority.MEDIUM, id: str | None = None) -> None:
+    def add_block(
+        self, text: str, priority: Priority | int | str = Priority.MEDIUM, id: str | None = None
+    ) -> None:
         """Add a block; ``id`` defaults to ``block_N`` and must be unique."""
         block_id = id if id is not None else f"block_{len(self._blocks)}"
         if any(b.id == block_id for b in self._blocks):
@@ -89,7 +91,12 @@ class ContextWindow:
             return count(text) + (sep if label > 1 else 0)
 
         admission = admit(
-            rank_candidates(self._blocks), max_tokens, cost, sentences=False, neighbours=False, text_tokens=count
+            rank_candidates(self._blocks),
+            max_tokens,
+            cost,
+            sentences=False,
+            neighbours=False,
+            text_tokens=count,
         )
         while True:
             included = [b for b in self._blocks if _kept(admission, b.id)]
@@ -111,11 +118,15 @@ class ContextWindow:
     def _drop_lowest(admission: Admission, included: list[Chunk], over: int) -> None:
         candidates = [b for b in included if b.priority != Priority.CRITICAL]
         if not candidates:
-            raise BudgetError(f"the CRITICAL blocks alone are {over} tokens over max_tokens; raise max_tokens")
+            raise BudgetError(
+                f"the CRITICAL blocks alone are {over} tokens over max_tokens; raise max_tokens"
+            )
         weakest = max(candidates, key=lambda b: (b.priority, b.rank))
         admission.sources = [d for d in admission.sources if d.lead is not weakest]
         admission.decisions[weakest.id].status = "dropped"
-        admission.decisions[weakest.id].reason = f"dropped after the exact count came out {over} token(s) over"
+        admission.decisions[
+            weakest.id
+        ].reason = f"dropped after the exact count came out {over} token(s) over"
 
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""

@@ -63,13 +63,17 @@ def test_deterministic(index: _data.NQIndex) -> None:
 def test_candidates_pack() -> None:
     import satchel
 
-    cands = [{"id": "a", "text": "The first Nobel Prize in Physics went to Wilhelm Conrad Röntgen.", "score": 1.0}]
+    cands = [
+        {"id": "a", "text": "The first Nobel Prize in Physics went to Wilhelm Conrad Röntgen.", "score": 1.0}
+    ]
     result = satchel.pack(cands, "who got the first nobel prize in physics", source_budget=200)
     assert _data.answer_in(satchel.unescape(result.messages[-1]["content"]), ["Wilhelm Conrad Röntgen"])
 
 
 def test_answer_in_and_windows() -> None:
-    assert _data.answer_in("It was awarded to Wilhelm Conrad Röntgen, of Germany.", ["wilhelm conrad röntgen"])
+    assert _data.answer_in(
+        "It was awarded to Wilhelm Conrad Röntgen, of Germany.", ["wilhelm conrad röntgen"]
+    )
     assert _data.answer_in("The Beatles' album", ["Beatles"])
     assert not _data.answer_in("in 19012", ["1901"])
     assert not _data.answer_in("anything", ["the"])  # normalises to nothing

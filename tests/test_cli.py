@@ -30,8 +30,16 @@ def test_example_text_is_the_library_prompt(capsys):
 
 def test_json_request_file_with_options(tmp_path, capsys):
     path = tmp_path / "req.json"
-    path.write_text(json.dumps({"candidates": [{"id": "a", "text": "Alpha."}], "question": "What?",
-                                "order": "chronological", "reserve_answer": 100}))
+    path.write_text(
+        json.dumps(
+            {
+                "candidates": [{"id": "a", "text": "Alpha."}],
+                "question": "What?",
+                "order": "chronological",
+                "reserve_answer": 100,
+            }
+        )
+    )
     code, out, _ = run(capsys, "pack", str(path), "--format", "json")
     data = json.loads(out)
     assert code == 0 and data["config"]["order"] == "chronological" and data["budget"]["answer"] == 100
@@ -40,8 +48,17 @@ def test_json_request_file_with_options(tmp_path, capsys):
 
 def test_jsonl_from_stdin_with_question(capsys, monkeypatch):
     lines = "\n".join(json.dumps({"id": f"c{i}", "text": f"Fact {i}."}) for i in range(3))
-    code, out, _ = run(capsys, "pack", "-", "--question", "Which fact?", "--format", "messages",
-                       stdin=lines, monkeypatch=monkeypatch)
+    code, out, _ = run(
+        capsys,
+        "pack",
+        "-",
+        "--question",
+        "Which fact?",
+        "--format",
+        "messages",
+        stdin=lines,
+        monkeypatch=monkeypatch,
+    )
     messages = json.loads(out)
     assert code == 0 and [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"].endswith("<question>Which fact?</question>")
@@ -76,6 +93,10 @@ def test_jsonl_without_question(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    out = subprocess.run([sys.executable, "-m", "satchel", "pack", "--example", "--format", "trace"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "satchel", "pack", "--example", "--format", "trace"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "kept" in out.stdout

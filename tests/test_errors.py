@@ -25,7 +25,10 @@ OK = {"id": "a", "text": "Some text."}
         ([{"id": "a", "text": "x", "updated": "2026-13-01"}], "YYYY-MM-DD"),
         ([{"id": "a", "text": "x", "role": "main"}], "role='main'"),
         ([{"id": "a", "text": "x", "priority": 9}], "priority=9"),
-        ([{"id": "a", "text": "abc", "doc_id": "d", "start": 0, "end": 5}], "end - start = 5 but the text has 3"),
+        (
+            [{"id": "a", "text": "abc", "doc_id": "d", "start": 0, "end": 5}],
+            "end - start = 5 but the text has 3",
+        ),
         ([{"id": "a", "text": "abc", "start": 0, "end": 3}], "without doc_id"),
         ([{"text": "no id"}], "no 'id'"),
         (["just a string"], "must be a satchel.Chunk or a dict"),
@@ -60,7 +63,10 @@ def test_bad_options(options, error, match):
 
 
 def test_window_too_small_for_the_reserves_names_the_numbers():
-    with pytest.raises(BudgetError, match=r"reserves need \d+ tokens but the window holds 300 \(system \d+, question \d+, answer 512\)"):
+    with pytest.raises(
+        BudgetError,
+        match=r"reserves need \d+ tokens but the window holds 300 \(system \d+, question \d+, answer 512\)",
+    ):
         satchel.pack([OK], "q?", context_window=300)
     with pytest.raises(BudgetError, match="reserves need 1100 tokens but the window holds 1000"):
         satchel.Budget(context_window=1000, system=100, answer=1000)
@@ -87,5 +93,12 @@ def test_unknown_model_works_with_window_and_tokenizer():
 
 
 def test_every_error_class_is_a_packerror():
-    for name in ("BudgetError", "ConfigError", "InputError", "ModelError", "TokenizerError", "UnknownModelError"):
+    for name in (
+        "BudgetError",
+        "ConfigError",
+        "InputError",
+        "ModelError",
+        "TokenizerError",
+        "UnknownModelError",
+    ):
         assert issubclass(getattr(satchel, name), PackError)

@@ -14,8 +14,14 @@ def window(cid, a, b):
 
 
 def test_reserves_are_counted_from_the_real_text():
-    r = satchel.pack([{"id": "a", "text": "x"}], "How long?", system="Be brief.", context_window=1000,
-                     reserve_answer=100, history=[{"role": "user", "content": "Hi there"}])
+    r = satchel.pack(
+        [{"id": "a", "text": "x"}],
+        "How long?",
+        system="Be brief.",
+        context_window=1000,
+        reserve_answer=100,
+        history=[{"role": "user", "content": "Hi there"}],
+    )
     count = satchel.resolve_tokenizer("o200k_base", None, "gpt-4o").count
     b = r.budget
     assert b.system == count("Be brief.") + 3
@@ -27,7 +33,9 @@ def test_reserves_are_counted_from_the_real_text():
 
 
 def test_source_budget_caps_and_prompt_never_exceeds_it():
-    chunks = [{"id": f"c{i}", "text": f"Fact number {i} about the lamp and its many settings."} for i in range(40)]
+    chunks = [
+        {"id": f"c{i}", "text": f"Fact number {i} about the lamp and its many settings."} for i in range(40)
+    ]
     r = satchel.pack(chunks, "q?", source_budget=120)
     assert r.tokens.sources <= 120
     assert any(e.reason.startswith("does not fit") for e in r.manifest)
@@ -35,15 +43,21 @@ def test_source_budget_caps_and_prompt_never_exceeds_it():
 
 
 def test_a_big_chunk_is_skipped_and_smaller_ones_still_fill():
-    chunks = [{"id": "small1", "text": "Short fact one."}, {"id": "huge", "text": "word " * 3000},
-              {"id": "small2", "text": "Short fact two."}]
+    chunks = [
+        {"id": "small1", "text": "Short fact one."},
+        {"id": "huge", "text": "word " * 3000},
+        {"id": "small2", "text": "Short fact two."},
+    ]
     r = satchel.pack(chunks, "q?", source_budget=200)
     assert [s.ids[0] for s in r.sources] == ["small1", "small2"]
     assert r.entry("huge").reason.startswith("does not fit: needs")
 
 
 def test_per_chunk_cap_and_source_count_cap():
-    chunks = [{"id": "big", "text": "word" + " word" * 299}, *({"id": f"s{i}", "text": f"Fact {i} is short."} for i in range(5))]
+    chunks = [
+        {"id": "big", "text": "word" + " word" * 299},
+        *({"id": f"s{i}", "text": f"Fact {i} is short."} for i in range(5)),
+    ]
     r = satchel.pack(chunks, "q?", max_chunk_tokens=100, max_sources=3)
     assert r.entry("big").reason == "over the per-chunk cap: 300 tokens > max_chunk_tokens=100"
     assert [s.ids[0] for s in r.sources] == ["s0", "s1", "s2"]
@@ -51,11 +65,16 @@ def test_per_chunk_cap_and_source_count_cap():
 
 
 def test_rank_order_score_then_rank_then_input():
-    chunks = satchel._chunk.as_chunks([
-        {"id": "r2", "text": "a", "rank": 2}, {"id": "none", "text": "b"}, {"id": "s5", "text": "c", "score": 0.5},
-        {"id": "r1", "text": "d", "rank": 1}, {"id": "s9", "text": "e", "score": 0.9},
-        {"id": "low", "text": "f", "score": 1.0, "priority": "low"},
-    ])
+    chunks = satchel._chunk.as_chunks(
+        [
+            {"id": "r2", "text": "a", "rank": 2},
+            {"id": "none", "text": "b"},
+            {"id": "s5", "text": "c", "score": 0.5},
+            {"id": "r1", "text": "d", "rank": 1},
+            {"id": "s9", "text": "e", "score": 0.9},
+            {"id": "low", "text": "f", "score": 1.0, "priority": "low"},
+        ]
+    )
     assert [c.id for c in rank_candidates(chunks)] == ["s9", "s5", "r1", "r2", "none", "low"]
 
 
@@ -80,8 +99,12 @@ def test_exact_and_near_duplicates_keep_the_better_ranked_copy():
 
 def test_different_numbers_negations_or_names_are_conflicts_not_duplicates():
     base = "The warranty covers the lamp for {} years and it {} cover water damage, says {}."
-    variants = {"v1": ("2", "does", "Anna"), "v2": ("3", "does", "Anna"), "v3": ("2", "does not", "Anna"),
-                "v4": ("2", "does", "Brian")}
+    variants = {
+        "v1": ("2", "does", "Anna"),
+        "v2": ("3", "does", "Anna"),
+        "v3": ("2", "does not", "Anna"),
+        "v4": ("2", "does", "Brian"),
+    }
     chunks = [{"id": k, "text": base.format(*v)} for k, v in variants.items()]
     r = satchel.pack(chunks, "q?")
     assert all(e.kept for e in r.manifest)
@@ -90,8 +113,12 @@ def test_different_numbers_negations_or_names_are_conflicts_not_duplicates():
 
 
 def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
-    chunks = [window("w2", "It blinks", "the app."), window("w1", "Plug in", "is ready."),
-              window("w3", " Press Add", "pair it."), window("w2b", "It blinks", "is ready.")]
+    chunks = [
+        window("w2", "It blinks", "the app."),
+        window("w1", "Plug in", "is ready."),
+        window("w3", " Press Add", "pair it."),
+        window("w2b", "It blinks", "is ready."),
+    ]
     r = satchel.pack(chunks, "q?")
     assert len(r.sources) == 1
     assert r.sources[0].text == DOC
@@ -103,8 +130,11 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
 
 
 def test_neighbour_merging_saves_tokens_against_separate_sources():
-    chunks = [window("w1", "Plug in", "is ready."), window("w2", "It blinks", "the app."),
-              window("w3", "Then open", "pair it.")]
+    chunks = [
+        window("w1", "Plug in", "is ready."),
+        window("w2", "It blinks", "the app."),
+        window("w3", "Then open", "pair it."),
+    ]
     merged = satchel.pack(chunks, "q?")
     separate = satchel.pack(chunks, "q?", dedupe=False)
     assert len(separate.sources) == 3
@@ -113,22 +143,32 @@ def test_neighbour_merging_saves_tokens_against_separate_sources():
 
 def test_sentence_dedup_only_counts_what_was_sent():
     # The first chunk does not fit, so its sentence must not be removed from the second.
-    chunks = [{"id": "big", "text": "It blinks blue when it is ready. " + "filler " * 400, "score": 0.9},
-              {"id": "small", "text": "Plug in the lamp. It blinks blue when it is ready.", "score": 0.5}]
+    chunks = [
+        {"id": "big", "text": "It blinks blue when it is ready. " + "filler " * 400, "score": 0.9},
+        {"id": "small", "text": "Plug in the lamp. It blinks blue when it is ready.", "score": 0.5},
+    ]
     r = satchel.pack(chunks, "q?", source_budget=150)
     assert r.sources[0].text == chunks[1]["text"]
 
 
 def test_chronological_puts_undated_last_and_shows_dates():
-    chunks = [{"id": "new", "text": "New.", "updated": "2026-01-01"}, {"id": "undated", "text": "No date."},
-              {"id": "old", "text": "Old.", "updated": "2020-05-01T08:00:00+02:00"}]
+    chunks = [
+        {"id": "new", "text": "New.", "updated": "2026-01-01"},
+        {"id": "undated", "text": "No date."},
+        {"id": "old", "text": "Old.", "updated": "2020-05-01T08:00:00+02:00"},
+    ]
     r = satchel.pack(chunks, "q?", order="chronological")
     assert [s.ids[0] for s in r.sources] == ["old", "new", "undated"]
     assert 'updated="2020-05-01T08:00:00+02:00"' in r.text
 
 
 def test_metadata_is_limited_and_configurable():
-    chunk = {"id": "a", "text": "x", "title": "T", "metadata": {"acl": "secret-group", "region": "EU", "type": "ticket"}}
+    chunk = {
+        "id": "a",
+        "text": "x",
+        "title": "T",
+        "metadata": {"acl": "secret-group", "region": "EU", "type": "ticket"},
+    }
     r = satchel.pack([chunk], "q?")
     assert 'title="T" type="ticket" region="EU">' in r.text and "secret-group" not in r.text
     r = satchel.pack([chunk], "q?", metadata=["region"])

@@ -47,16 +47,27 @@ def long_text(key_at: int) -> str:
 def test_defaults_change_nothing():
     chunks = [chunk("a", long_text(2), 0.9), chunk("b", "Short and useful.", 0.5)]
     plain = satchel.pack(chunks, "How much is Plus?")
-    explicit = satchel.pack(chunks, "How much is Plus?", role_caps=None, compress=False, contract=None,
-                            strip_boilerplate=False, min_score_ratio=None)
+    explicit = satchel.pack(
+        chunks,
+        "How much is Plus?",
+        role_caps=None,
+        compress=False,
+        contract=None,
+        strip_boilerplate=False,
+        min_score_ratio=None,
+    )
     assert plain.text == explicit.text
     assert all(e.compression is None for e in plain.manifest)
     assert [e.role for e in plain.manifest] == ["decisive", "supporting"]  # reported, not acted on
 
 
 def test_role_rule_by_rank_and_score_gap():
-    ranked = [chunk(f"c{i}", f"text {i}", s) for i, s in enumerate([0.90, 0.89, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])]
-    r = satchel.pack(ranked, "q?", role_rule=satchel.RoleRule(max_decisive=2, decisive_gap=0.02, supporting=3))
+    ranked = [
+        chunk(f"c{i}", f"text {i}", s) for i, s in enumerate([0.90, 0.89, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])
+    ]
+    r = satchel.pack(
+        ranked, "q?", role_rule=satchel.RoleRule(max_decisive=2, decisive_gap=0.02, supporting=3)
+    )
     assert [e.role for e in r.manifest] == ["decisive", "decisive"] + ["supporting"] * 3 + ["background"] * 3
     ranked[5]["role"] = "decisive"
     r = satchel.pack(ranked, "q?", role_caps={}, order="edge-anchored")
@@ -87,7 +98,9 @@ def test_without_compression_an_item_over_its_cap_is_dropped_with_a_reason():
 
 def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
     big = long_text(0)
-    chunks = [chunk("d", big, 0.9)] + [chunk(f"s{i}", f"Supporting fact {i}.", 0.8 - i / 100) for i in range(4)]
+    chunks = [chunk("d", big, 0.9)] + [
+        chunk(f"s{i}", f"Supporting fact {i}.", 0.8 - i / 100) for i in range(4)
+    ]
     chunks.append(chunk("bg", "Background colour.", 0.1))
     r = satchel.pack(chunks, "How much is Plus?", **satchel.EVIDENCE_POLICY)
     assert r.sources[0].text == big and r.entry("d").compression is None
@@ -95,13 +108,18 @@ def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
 
 
 def test_protected_details_that_alone_exceed_the_cap_keep_the_item_whole_or_drop_it():
-    text = " ".join([KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies.", *FILLER])
+    text = " ".join(
+        [KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies.", *FILLER]
+    )
     chunks = [chunk("top", "Plus exists.", 0.9), chunk("x", text, 0.8)]
-    kept = satchel.pack(chunks, "Where is Plus sold and what does Plus cost?", role_caps={"supporting": 20},
-                        compress=True)
+    kept = satchel.pack(
+        chunks, "Where is Plus sold and what does Plus cost?", role_caps={"supporting": 20}, compress=True
+    )
     assert kept.sources[1].text == text
     assert kept.entry("x").reason.startswith("admitted, kept verbatim over the supporting cap of 20")
-    tight = satchel.pack(chunks, "Where is Plus sold and what does Plus cost?", compress=True, source_budget=70)
+    tight = satchel.pack(
+        chunks, "Where is Plus sold and what does Plus cost?", compress=True, source_budget=70
+    )
     assert tight.entry("x").reason.startswith("cannot compress: protected details alone exceed")
 
 
@@ -115,9 +133,15 @@ def test_the_one_that_would_not_fit_is_compressed_not_dropped():
 
 
 def test_structured_text_keeps_whole_fields():
-    spec = "Name: Brightgrid Lamp\nModel: BG-200\nPrice: $49\nColour: white\nWarranty: 2 years\nWeight: 1.2 kg"
-    r = satchel.pack([chunk("top", "Lamp.", 0.9), chunk("spec", spec, 0.8)], "What is the warranty?",
-                     role_caps={"supporting": 22}, compress=True)
+    spec = (
+        "Name: Brightgrid Lamp\nModel: BG-200\nPrice: $49\nColour: white\nWarranty: 2 years\nWeight: 1.2 kg"
+    )
+    r = satchel.pack(
+        [chunk("top", "Lamp.", 0.9), chunk("spec", spec, 0.8)],
+        "What is the warranty?",
+        role_caps={"supporting": 22},
+        compress=True,
+    )
     e = r.entry("spec")
     assert e.compression["strategy"] == "structured"
     lines = [ln for ln in r.sources[1].text.split("\n") if ln != "…"]
@@ -129,8 +153,13 @@ def test_abstractive_compressor_only_for_named_roles_and_marked():
         return "Plus costs $3.99."
 
     chunks = [chunk("d", long_text(1), 0.9), chunk("s", OTHER, 0.8)]
-    r = satchel.pack(chunks, "How much is Plus?", role_caps={"decisive": 30, "supporting": 30},
-                     compressor=summarise, compressor_roles=["supporting"])
+    r = satchel.pack(
+        chunks,
+        "How much is Plus?",
+        role_caps={"decisive": 30, "supporting": 30},
+        compressor=summarise,
+        compressor_roles=["supporting"],
+    )
     assert r.entry("s").compression["strategy"] == "abstractive"
     assert r.entry("d").reason.startswith("over the decisive cap")  # not a named role, compression off
     with pytest.raises(satchel.ConfigError, match="compressor_roles"):
@@ -153,7 +182,9 @@ def test_contract_restated_next_to_the_question():
     chunks = [chunk("a", "Alpha.", 0.9), chunk("b", "Beta.", 0.8)]
     r = satchel.pack(chunks, "q?", contract=contract, restate_contract=True)
     user = r.messages[-1]["content"]
-    assert user.endswith("</sources>\n\n<contract>Answer in one sentence.</contract>\n\n<question>q?</question>")
+    assert user.endswith(
+        "</sources>\n\n<contract>Answer in one sentence.</contract>\n\n<question>q?</question>"
+    )
     anchored = satchel.pack(chunks, "q?", contract=contract, order="edge-anchored")
     assert "<contract>" in anchored.messages[-1]["content"] and anchored.config["restate_contract"]
 
@@ -180,7 +211,9 @@ def test_marginal_evidence_cap_and_distractor_filter():
 
 def test_boilerplate_is_stripped_and_counted():
     cookie = "We use cookies to improve your experience on this site."
-    chunks = [chunk(f"d{i}", f"{cookie}\nFact {i}: the lamp has {i + 2} modes.", 1 - i / 10) for i in range(4)]
+    chunks = [
+        chunk(f"d{i}", f"{cookie}\nFact {i}: the lamp has {i + 2} modes.", 1 - i / 10) for i in range(4)
+    ]
     chunks.append(chunk("only-cookie", cookie + " Accept all cookies to continue browsing.", 0.1))
     chunks.append(chunk("footer", "Accept all cookies to continue browsing.", 0.05))
     chunks.append(chunk("footer2", "Accept all cookies to continue browsing. Thanks.", 0.04))
@@ -194,8 +227,11 @@ def test_boilerplate_is_stripped_and_counted():
     assert satchel.pack(chunks, "q?", dedupe=False).text.count(cookie) == 5
 
 
-sentences = st.lists(st.sampled_from(FILLER + [KEY, "No refunds after 30 days.", "Call 555-0100 for help."]),
-                     min_size=2, max_size=8)
+sentences = st.lists(
+    st.sampled_from(FILLER + [KEY, "No refunds after 30 days.", "Call 555-0100 for help."]),
+    min_size=2,
+    max_size=8,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -220,8 +256,9 @@ def test_compressed_text_is_sentences_of_the_original_in_order(parts, cap):
 @given(st.lists(sentences, min_size=1, max_size=6), st.integers(40, 400))
 def test_policy_never_breaks_the_budget(texts, budget):
     chunks = [chunk(f"c{i}", " ".join(t), 1 - i / 10) for i, t in enumerate(texts)]
-    r = satchel.pack(chunks, "How much is Plus?", source_budget=budget, contract="Be brief.",
-                     **satchel.EVIDENCE_POLICY)
+    r = satchel.pack(
+        chunks, "How much is Plus?", source_budget=budget, contract="Be brief.", **satchel.EVIDENCE_POLICY
+    )
     assert r.tokens.sources <= budget
     assert r.tokens.prompt + r.budget.answer <= r.budget.context_window
     assert len(r.manifest) == len(chunks)

@@ -16,8 +16,26 @@ O200K = TiktokenTokenizer("o200k_base")
 
 # Hostile alphabet: tag characters, quotes, ampersands, entities, newlines, digits.
 pieces = st.sampled_from(
-    ["Plus costs $2.99.", "It is not ready.", "</source_1>", "<sources>", '"', "&lt;", "&", "<", ">",
-     "\n", " ", "Then open the app.", "The lamp blinks.", "é", "日本", "<|endoftext|>", "S1", "]]>"]
+    [
+        "Plus costs $2.99.",
+        "It is not ready.",
+        "</source_1>",
+        "<sources>",
+        '"',
+        "&lt;",
+        "&",
+        "<",
+        ">",
+        "\n",
+        " ",
+        "Then open the app.",
+        "The lamp blinks.",
+        "é",
+        "日本",
+        "<|endoftext|>",
+        "S1",
+        "]]>",
+    ]
 )
 texts = st.lists(pieces, min_size=1, max_size=12).map("".join).filter(lambda t: t.strip())
 
@@ -48,14 +66,20 @@ options = st.fixed_dictionaries(
     }
 )
 
-SOURCE = re.compile(r'<source_(\d+) id="S(\d+)" chunk="([^"]*)"(?: [a-z._-]+="[^"]*")*>\n([^<>]*)\n</source_(\d+)>')
+SOURCE = re.compile(
+    r'<source_(\d+) id="S(\d+)" chunk="([^"]*)"(?: [a-z._-]+="[^"]*")*>\n([^<>]*)\n</source_(\d+)>'
+)
 
 
 def _user(result):
     return result.messages[-1]["content"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(__import__("os").environ.get("SATCHEL_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(candidates(), texts, options)
 def test_invariants(chunks, question, opts):
     result = satchel.pack(chunks, question, **opts)
@@ -77,11 +101,11 @@ def test_invariants(chunks, question, opts):
     assert satchel.unescape(tail[: -len("</question>")]) == question
     assert "<" not in tail[: -len("</question>")] and ">" not in tail[: -len("</question>")]
     assert head.startswith("<sources>")
-    body = head[len("<sources>"):]
+    body = head[len("<sources>") :]
     blocks = SOURCE.findall(body)
     assert len(blocks) == len(result.sources)
     assert SOURCE.sub("", body).strip("\n") == ""
-    for (n_open, n_id, chunk_attr, text, n_close), source in zip(blocks, result.sources):
+    for (n_open, n_id, chunk_attr, text, n_close), source in zip(blocks, result.sources, strict=True):
         assert n_open == n_id == n_close == str(source.position)
         # kept text verbatim: unescaping gives back exactly what was sent, and every
         # sentence sent is a piece of one of its chunks' original text

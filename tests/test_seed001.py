@@ -15,6 +15,7 @@ def words(text: str) -> int:
     """A whitespace tokenizer: one token per word, so the seed's token counts can be stated."""
     return len(text.split())
 
+
 FILL = """\
 tokens left for sources: 1158
 skip manual-ch7 (2900 tokens would not fit)
@@ -67,7 +68,12 @@ def test_expected_outputs_are_the_seeds_own(seed_text, expected):
 def test_reserve_room_then_fill_the_rest():
     budget = satchel.Budget(context_window=2048, system=350, question=40, answer=500)
     lines = [f"tokens left for sources: {budget.sources}"]
-    ranked = [("returns-policy#1", 60), ("returns-policy#3", 70), ("manual-ch7", 2900), ("cancel-order#2", 45)]
+    ranked = [
+        ("returns-policy#1", 60),
+        ("returns-policy#3", 70),
+        ("manual-ch7", 2900),
+        ("cancel-order#2", 45),
+    ]
     # Texts of exactly the seed's token counts under a one-token-per-word tokenizer.
     chunks = [{"id": cid, "text": " ".join(["w"] * n)} for cid, n in ranked]
     result = satchel.pack(
@@ -121,7 +127,14 @@ def test_best_chunks_at_the_edges():
 
 @pytest.mark.parametrize(
     ("n", "expected"),
-    [(1, [1]), (2, [1, 2]), (3, [1, 3, 2]), (5, [1, 3, 5, 4, 2]), (6, [1, 3, 5, 6, 4, 2]), (7, [1, 3, 5, 7, 6, 4, 2])],
+    [
+        (1, [1]),
+        (2, [1, 2]),
+        (3, [1, 3, 2]),
+        (5, [1, 3, 5, 4, 2]),
+        (6, [1, 3, 5, 6, 4, 2]),
+        (7, [1, 3, 5, 7, 6, 4, 2]),
+    ],
 )
 def test_edges_positions(n, expected):
     names = [str(i) for i in range(1, n + 1)]
@@ -130,8 +143,18 @@ def test_edges_positions(n, expected):
 
 def test_relevance_order_vs_date_order_with_labels():
     hits = [
-        {"id": "plus-price-2026", "updated": "2026-07-01", "score": 0.88, "text": "Plus costs $3.99 a month."},
-        {"id": "plus-price-2025", "updated": "2025-01-10", "score": 0.91, "text": "Plus costs $2.99 a month."},
+        {
+            "id": "plus-price-2026",
+            "updated": "2026-07-01",
+            "score": 0.88,
+            "text": "Plus costs $3.99 a month.",
+        },
+        {
+            "id": "plus-price-2025",
+            "updated": "2025-01-10",
+            "score": 0.91,
+            "text": "Plus costs $2.99 a month.",
+        },
         {"id": "plus-trial", "updated": "2026-02-01", "score": 0.7, "text": "There is a 14-day free trial."},
     ]
 
@@ -145,8 +168,12 @@ def test_relevance_order_vs_date_order_with_labels():
         return out
 
     text = "\n".join(
-        ["by relevance:", *lines("relevance"),
-         "by date (oldest first, so the newest fact comes last and reads as the update):", *lines("chronological")]
+        [
+            "by relevance:",
+            *lines("relevance"),
+            "by date (oldest first, so the newest fact comes last and reads as the update):",
+            *lines("chronological"),
+        ]
     )
     assert text == CHRONO
     # Same wording, different price: never merged away, and marked as conflicting.

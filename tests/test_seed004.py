@@ -9,7 +9,12 @@ from satchel import ContextWindow, Priority
 
 
 def test_priority_values():
-    assert [p.value for p in (Priority.CRITICAL, Priority.HIGH, Priority.MEDIUM, Priority.LOW)] == [0, 1, 2, 3]
+    assert [p.value for p in (Priority.CRITICAL, Priority.HIGH, Priority.MEDIUM, Priority.LOW)] == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 def _usage_example(sizes: list[int]) -> tuple[str, satchel.WindowUsage, ContextWindow]:

@@ -13,7 +13,7 @@ from satchel._tokens import ENCODINGS, EstimateTokenizer, TiktokenTokenizer, loa
 
 SAMPLES = [
     "Plus costs $2.99 a month.",
-    "<source_1 id=\"S1\" chunk=\"returns-policy#1\">\nYou can return any product within 30 days.\n</source_1>",
+    '<source_1 id="S1" chunk="returns-policy#1">\nYou can return any product within 30 days.\n</source_1>',
     "日本語のテキストと emoji 🎒 and <|endoftext|> as plain text",
     "   leading spaces\n\n\ttabs and 12345678 numbers",
 ]
@@ -49,8 +49,13 @@ def test_loads_with_the_network_unreachable():
         "r = satchel.pack([{'id': 'a', 'text': 'hello world'}], 'q?', model='gpt-4')\n"
         "print(r.tokenizer, r.tokens.prompt)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**__import__("os").environ, "TIKTOKEN_CACHE_DIR": "/nonexistent"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "TIKTOKEN_CACHE_DIR": "/nonexistent"},
+    )
     assert out.stdout.startswith("cl100k_base ")
     assert socket.socket.connect is not None
 
@@ -67,20 +72,32 @@ def test_huggingface_tokenizer_json(tmp_path):
 
     tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator(["the lamp blinks blue when it is ready"] * 50,
-                            trainers.BpeTrainer(vocab_size=60, special_tokens=["[UNK]"]))
+    tok.train_from_iterator(
+        ["the lamp blinks blue when it is ready"] * 50,
+        trainers.BpeTrainer(vocab_size=60, special_tokens=["[UNK]"]),
+    )
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    result = satchel.pack([{"id": "a", "text": "the lamp blinks"}], "is it ready?", model="mine",
-                          context_window=2000, tokenizer=str(path))
+    result = satchel.pack(
+        [{"id": "a", "text": "the lamp blinks"}],
+        "is it ready?",
+        model="mine",
+        context_window=2000,
+        tokenizer=str(path),
+    )
     hf = Tokenizer.from_file(str(path))
     assert result.tokens.system == len(hf.encode(result.messages[0]["content"], add_special_tokens=False).ids)
     assert result.tokens.exact
 
 
 def test_callable_tokenizer_and_estimate_are_labelled():
-    r = satchel.pack([{"id": "a", "text": "one two three"}], "q?", model="x", context_window=900,
-                     tokenizer=lambda t: len(t.split()))
+    r = satchel.pack(
+        [{"id": "a", "text": "one two three"}],
+        "q?",
+        model="x",
+        context_window=900,
+        tokenizer=lambda t: len(t.split()),
+    )
     assert r.tokens.exact and r.tokenizer == "<lambda>"
     r = satchel.pack([{"id": "a", "text": "one two three"}], "q?", tokenizer="estimate")
     assert not r.tokens.exact

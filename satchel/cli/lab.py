@@ -14,13 +14,19 @@ DEFAULT_PORT = 8700
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default=DEFAULT_HOST,
-                   help="address to bind (default 127.0.0.1: only this machine can reach the lab)")
+    p.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help="address to bind (default 127.0.0.1: only this machine can reach the lab)",
+    )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8700)")
     p.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
-    p.add_argument("--model", metavar="SPEC",
-                   help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
-                        "(default: $SATCHEL_LAB_MODEL, else no model)")
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
+        "(default: $SATCHEL_LAB_MODEL, else no model)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port {args.port} is not a TCP port; use 1-65535 (default {DEFAULT_PORT})")
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
-    app = create_app(args.model, allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None)
+    app = create_app(
+        args.model, allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+    )
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{args.port}/"
     print(f"Satchel Lab: {url}  (Ctrl+C to stop)", flush=True)
@@ -46,4 +54,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-command("lab", "Start the Satchel Lab: a local page to see and tune how chunks are packed.", add_arguments, run)
+command(
+    "lab", "Start the Satchel Lab: a local page to see and tune how chunks are packed.", add_arguments, run
+)

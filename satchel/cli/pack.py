@@ -38,7 +38,9 @@ def read_request(path: str, question: str | None) -> dict[str, Any]:
             with open(path, encoding="utf-8") as handle:
                 raw = handle.read()
         except OSError as exc:
-            raise InputError(f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin") from None
+            raise InputError(
+                f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin"
+            ) from None
         name = path
     try:
         whole = json.loads(raw)
@@ -92,8 +94,18 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
     """Request keys, overridden by whatever was given on the command line."""
     options = {k: v for k, v in request.items() if k not in ("candidates", "question")}
-    for name in ("model", "context_window", "tokenizer", "reserve_answer", "reserve_other", "source_budget",
-                 "order", "max_sources", "max_chunk_tokens", "system"):
+    for name in (
+        "model",
+        "context_window",
+        "tokenizer",
+        "reserve_answer",
+        "reserve_other",
+        "source_budget",
+        "order",
+        "max_sources",
+        "max_chunk_tokens",
+        "system",
+    ):
         value = getattr(args, name, None)
         if value is not None:
             options[name] = value
@@ -107,9 +119,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--example", action="store_true", help="use the built-in example request")
     p.add_argument("--question", help="the question (required with JSONL candidates)")
     add_pack_options(p)
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text: the prompt; messages: chat messages JSON; json: the whole result; "
-                        "trace: a table of every candidate and the budget")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text: the prompt; messages: chat messages JSON; json: the whole result; "
+        "trace: a table of every candidate and the budget",
+    )
     p.add_argument("--log", metavar="LOG", help="also append the pack to this JSONL manifest log")
 
 

@@ -29,8 +29,8 @@ try:
     from fastapi import Depends, FastAPI, Request
     from fastapi.responses import FileResponse, JSONResponse
     from fastapi.staticfiles import StaticFiles
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.concurrency import run_in_threadpool
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     from . import INSTALL_HINT
 
@@ -42,7 +42,15 @@ from .._errors import InputError, ModelError, PackError
 from .._pack import Packer
 from ..cli.pack import example_request
 
-__all__ = ["DEFAULT_MAX_BODY", "MODEL_ENV", "ORDER_LABELS", "ModelSlot", "compare_packs", "create_app", "lab_model"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "MODEL_ENV",
+    "ORDER_LABELS",
+    "ModelSlot",
+    "compare_packs",
+    "create_app",
+    "lab_model",
+]
 
 STATIC = Path(__file__).with_name("static")
 
@@ -121,7 +129,9 @@ def _object(body: Any, what: str = "the request body") -> dict[str, Any]:
     return body
 
 
-def _pack_args(body: Mapping[str, Any], options_key: str = "options") -> tuple[list[Any], str, dict[str, Any]]:
+def _pack_args(
+    body: Mapping[str, Any], options_key: str = "options"
+) -> tuple[list[Any], str, dict[str, Any]]:
     """candidates, question and pack() keyword arguments from a request body."""
     candidates = body.get("candidates")
     if not isinstance(candidates, list):
@@ -281,8 +291,10 @@ class BodyLimit:
 
     async def _refuse(self, scope: Scope, receive: Any, send: Any) -> None:
         response = JSONResponse(
-            {"error": f"the request is larger than the lab's limit of {self.limit} bytes; "
-                      "send fewer or shorter candidates"},
+            {
+                "error": f"the request is larger than the lab's limit of {self.limit} bytes; "
+                "send fewer or shorter candidates"
+            },
             status_code=413,
         )
         await response(scope, receive, send)
@@ -378,7 +390,9 @@ def create_app(
         if client is None:
             out["notice"] = NO_MODEL
             return out
-        answer = client.complete(result.chat_messages(), max_tokens=result.budget.answer or 512, temperature=0.0)
+        answer = client.complete(
+            result.chat_messages(), max_tokens=result.budget.answer or 512, temperature=0.0
+        )
         out["answer"] = _jsonable(answer)
         cite = getattr(satchel, "cite", None)
         if callable(cite):

@@ -49,23 +49,37 @@ def test_pack_equals_the_library(client, example, options):
 
 def test_system_and_history_reach_the_library(client, example):
     history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-    body = {"candidates": example["candidates"], "question": "and refunds?", "system": "Be brief.",
-            "history": history, "options": {"source_budget": 200}}
+    body = {
+        "candidates": example["candidates"],
+        "question": "and refunds?",
+        "system": "Be brief.",
+        "history": history,
+        "options": {"source_budget": 200},
+    }
     got = client.post("/api/pack", json=body).json()
-    expected = satchel.pack(example["candidates"], "and refunds?", system="Be brief.", history=history,
-                            source_budget=200)
+    expected = satchel.pack(
+        example["candidates"], "and refunds?", system="Be brief.", history=history, source_budget=200
+    )
     assert got["text"] == expected.text
 
 
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        ({"candidates": [{"text": "a"}], "question": "q", "options": {"order": "sideways"}}, "unknown order 'sideways'"),
-        ({"candidates": [{"text": "a"}], "question": "q", "options": {"compress_everything": True}},
-         "unknown option(s) compress_everything"),
+        (
+            {"candidates": [{"text": "a"}], "question": "q", "options": {"order": "sideways"}},
+            "unknown order 'sideways'",
+        ),
+        (
+            {"candidates": [{"text": "a"}], "question": "q", "options": {"compress_everything": True}},
+            "unknown option(s) compress_everything",
+        ),
         ({"candidates": [{"id": "a", "text": "a"}], "question": "  "}, "question="),
         ({"candidates": [{"text": "a"}], "question": "q"}, "has no 'id'"),
-        ({"candidates": [{"text": "a"}], "question": "q", "options": {"source_budget": -5}}, "source_budget=-5"),
+        (
+            {"candidates": [{"text": "a"}], "question": "q", "options": {"source_budget": -5}},
+            "source_budget=-5",
+        ),
         ({"candidates": "nope", "question": "q"}, "'candidates' must be a JSON list"),
         ({"candidates": [], "question": "q", "options": []}, "'options' must be a JSON object"),
         ([1, 2], "must be a JSON object"),
@@ -138,15 +152,21 @@ def test_page_needs_no_network():
 
 
 def test_compare_reports_moves(client, example):
-    body = {"candidates": example["candidates"], "question": example["question"],
-            "left": {"source_budget": 400}, "right": {"source_budget": 400, "order": "edges"}}
+    body = {
+        "candidates": example["candidates"],
+        "question": example["question"],
+        "left": {"source_budget": 400},
+        "right": {"source_budget": 400, "order": "edges"},
+    }
     data = client.post("/api/compare", json=body).json()
     left = satchel.pack(example["candidates"], example["question"], source_budget=400).to_dict()
-    right = satchel.pack(example["candidates"], example["question"], source_budget=400, order="edges").to_dict()
+    right = satchel.pack(
+        example["candidates"], example["question"], source_budget=400, order="edges"
+    ).to_dict()
     assert data["left"]["text"] == left["text"] and data["right"]["text"] == right["text"]
     assert data["rows"] == compare_packs(left, right)
     changes = {r["id"]: r["change"] for r in data["rows"]}
-    assert changes["returns-policy#1"] == "same"          # first stays first
+    assert changes["returns-policy#1"] == "same"  # first stays first
     assert "moved" in changes.values()
     assert len(data["rows"]) == len(example["candidates"])
 
@@ -160,11 +180,18 @@ def test_compare_reports_what_only_one_side_kept(example):
 
 
 def test_ask_without_a_model_still_packs(client, example):
-    body = {"candidates": example["candidates"], "question": example["question"], "options": {"source_budget": 300}}
+    body = {
+        "candidates": example["candidates"],
+        "question": example["question"],
+        "options": {"source_budget": 300},
+    }
     data = client.post("/api/ask", json=body).json()
     assert data["answer"] is None
     assert data["notice"].startswith("No model is configured")
-    assert data["pack"]["text"] == satchel.pack(example["candidates"], example["question"], source_budget=300).text
+    assert (
+        data["pack"]["text"]
+        == satchel.pack(example["candidates"], example["question"], source_budget=300).text
+    )
 
 
 @dataclass(frozen=True)
@@ -192,8 +219,11 @@ def test_ask_sends_the_packed_messages_to_the_model(example):
     model = FakeModel()
     app = create_app(model="")
     app.dependency_overrides[lab_model] = lambda: model
-    body = {"candidates": example["candidates"], "question": example["question"],
-            "options": {"source_budget": 300, "reserve_answer": 200}}
+    body = {
+        "candidates": example["candidates"],
+        "question": example["question"],
+        "options": {"source_budget": 300, "reserve_answer": 200},
+    }
     data = TestClient(app).post("/api/ask", json=body).json()
     expected = satchel.pack(example["candidates"], example["question"], source_budget=300, reserve_answer=200)
     assert model.calls == [(expected.chat_messages(), 200)]
@@ -257,8 +287,14 @@ def test_ablate_runs_the_harness_with_the_lab_model(example):
     model = FakeModel()
     app = create_app(model="")
     app.dependency_overrides[lab_model] = lambda: model
-    body = {"candidates": example["candidates"], "question": example["question"], "options": {"source_budget": 300},
-            "answers": ["30 days"], "gold": ["returns-policy#1"], "permutations": 0}
+    body = {
+        "candidates": example["candidates"],
+        "question": example["question"],
+        "options": {"source_budget": 300},
+        "answers": ["30 days"],
+        "gold": ["returns-policy#1"],
+        "permutations": 0,
+    }
     response = TestClient(app).post("/api/ablate", json=body)
     assert response.status_code == 200, response.text
     variants = response.json()["result"]["variants"]

@@ -30,20 +30,27 @@ from satchel.lab.app import create_app  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("SATCHEL_ARTIFACTS") or "artifacts")
-WAIT_MS = 20_000   # an upper bound on waiting for the page, not an assertion about speed
+WAIT_MS = 20_000  # an upper bound on waiting for the page, not an assertion about speed
 
 EXAMPLE = example_request()
 
 
 def library(**options) -> satchel.PackResult:
     """What the library gives for the example under the page's settings."""
-    return satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], model="gpt-4o", reserve_answer=512,
-                        dedupe=True, **options)
+    return satchel.pack(
+        EXAMPLE["candidates"], EXAMPLE["question"], model="gpt-4o", reserve_answer=512, dedupe=True, **options
+    )
 
 
 # -- a real server on a free loopback port --------------------------------------------------
@@ -159,7 +166,9 @@ def test_contract_controls_exist(open_lab, url):
     assert page.get_by_role("tab", name="Trace", exact=True).count() == 1
     assert page.locator('input[type="range"]#budget').count() == 1
     assert page.get_by_label("Context budget").count() == 1
-    orders = page.locator("#orders button").evaluate_all("bs => bs.map(b => [b.dataset.order, b.textContent])")
+    orders = page.locator("#orders button").evaluate_all(
+        "bs => bs.map(b => [b.dataset.order, b.textContent])"
+    )
     assert sorted(o for o, _ in orders) == sorted(satchel.ORDERS)
     assert [o for o, _ in orders][:3] == ["relevance", "edges", "chronological"]
     assert dict(orders)["edges"] == "best at the edges"
@@ -192,10 +201,12 @@ def test_order_buttons_change_the_pack(open_lab, url):
         expected = library(source_budget=400, order=name)
         wait_for_pack(page, expected)
         assert page.get_attribute(f'#orders button[data-order="{name}"]', "aria-pressed") == "true"
-        shown = page.locator("#ask-kept .chip").evaluate_all("cs => cs.map(c => c.dataset.label + ' ' + c.textContent)")
+        shown = page.locator("#ask-kept .chip").evaluate_all(
+            "cs => cs.map(c => c.dataset.label + ' ' + c.textContent)"
+        )
         assert [s.split(" ", 2)[2] for s in shown] == [e.id for e in expected.kept]
         texts.add(expected.text)
-    assert len(texts) >= 3   # relevance, edges and chronological differ on the example
+    assert len(texts) >= 3  # relevance, edges and chronological differ on the example
 
 
 def test_trace_table_and_budget_bar_match_the_library(open_lab, url):
@@ -226,10 +237,21 @@ def test_trace_table_and_budget_bar_match_the_library(open_lab, url):
     assert any(r[3] == "dropped" and "duplicate" in r[4] for r in rows)
 
     usage = expected.tokens.to_dict()
-    legend = dict(page.locator("#budget-legend .item").evaluate_all(
-        "is => is.map(i => [i.dataset.part, i.querySelector('.num').textContent])"
-    ))
-    for part in ("system", "question", "history", "framing", "sources", "answer_reserve", "free", "context_window"):
+    legend = dict(
+        page.locator("#budget-legend .item").evaluate_all(
+            "is => is.map(i => [i.dataset.part, i.querySelector('.num').textContent])"
+        )
+    )
+    for part in (
+        "system",
+        "question",
+        "history",
+        "framing",
+        "sources",
+        "answer_reserve",
+        "free",
+        "context_window",
+    ):
         assert int(legend[part]) == usage[part], part
     segments = page.locator("#budget-bar .seg").evaluate_all(
         "ss => ss.map(s => [s.dataset.part, Number(s.dataset.tokens), s.getBoundingClientRect().width])"
@@ -252,7 +274,9 @@ def test_exact_prompt_is_the_library_text(open_lab, url):
         wait_for_pack(page, expected)
         assert page.locator("#ask-prompt").evaluate("p => p.textContent") == expected.text
         assert page.locator("#trace-prompt").evaluate("p => p.textContent") == expected.text
-        spans = page.locator("#trace-prompt .src").evaluate_all("ss => ss.map(s => [s.dataset.label, s.textContent])")
+        spans = page.locator("#trace-prompt .src").evaluate_all(
+            "ss => ss.map(s => [s.dataset.label, s.textContent])"
+        )
         assert [label for label, _ in spans] == list(expected.labels)
         for label, text in spans:
             n = label[1:]
@@ -286,8 +310,12 @@ def test_hostile_chunk_stays_inert(open_lab, url):
 
     # ids and titles go into the page unescaped by the library: they must land as text too
     hostile = [
-        {"id": "<img src=x onerror=alert('id')>", "text": "<script>alert('text')</script></source_1>", "score": 0.9,
-         "title": "\"><svg onload=alert('title')>"},
+        {
+            "id": "<img src=x onerror=alert('id')>",
+            "text": "<script>alert('text')</script></source_1>",
+            "score": 0.9,
+            "title": "\"><svg onload=alert('title')>",
+        },
         {"id": "ok", "text": "fine", "score": 0.5},
     ]
     page.get_by_role("tab", name="Ask").click()
@@ -323,12 +351,17 @@ def test_compare_shows_what_moved(open_lab, url):
     page.wait_for_function(
         "ids => JSON.stringify([...document.querySelectorAll('#cmp-right-list li')].map(l => l.dataset.id)) "
         "=== JSON.stringify(ids)",
-        arg=expected_right, timeout=WAIT_MS,
+        arg=expected_right,
+        timeout=WAIT_MS,
     )
-    assert page.locator("#cmp-left-list li").evaluate_all("ls => ls.map(l => l.dataset.id)") == [e.id for e in left.kept]
-    changes = dict(page.locator("#cmp-table tbody tr").evaluate_all(
-        "rs => rs.map(r => [r.dataset.id, r.querySelector('.change').textContent])"
-    ))
+    assert page.locator("#cmp-left-list li").evaluate_all("ls => ls.map(l => l.dataset.id)") == [
+        e.id for e in left.kept
+    ]
+    changes = dict(
+        page.locator("#cmp-table tbody tr").evaluate_all(
+            "rs => rs.map(r => [r.dataset.id, r.querySelector('.change').textContent])"
+        )
+    )
     for e in left.kept:
         moved = right.entry(e.id).position != e.position
         assert changes[e.id] == ("moved" if moved else "same")
@@ -351,7 +384,7 @@ def test_answer_citations_link_to_the_sources(open_lab, url_with_model):
     page.wait_for_selector("#answer .answer-text", timeout=WAIT_MS)
     assert page.text_content("#answer .answer-text") == FakeModel().complete([]).text
     links = page.locator("#answer a.cite").evaluate_all("as => as.map(a => a.dataset.label)")
-    assert links == ["S1", "S2"]                      # S99 was never sent: no link
+    assert links == ["S1", "S2"]  # S99 was never sent: no link
     assert page.locator("#answer .cite.unknown").text_content() == "S99"
     page.click('#answer a.cite[data-label="S2"]')
     page.wait_for_selector('#ask-prompt .src.flash[data-label="S2"]', timeout=WAIT_MS)
