@@ -71,8 +71,15 @@ _COMMON = frozenset(
 )
 
 
+_PUNCT = ".,;:!?()[]{}\"'“”‘’"
+
+
+def _plain(words: list[str]) -> list[str]:
+    return [w.strip(_PUNCT).lower() for w in words]
+
+
 def _is_detail(word: str) -> bool:
-    core = word.strip(".,;:!?()[]{}\"'“”‘’")
+    core = word.strip(_PUNCT)
     if not core:
         return False
     if any(ch.isdigit() for ch in core) or _NEGATION.fullmatch(core) or core.lower().endswith("n't"):
@@ -88,7 +95,9 @@ def differs_in_details(a: str, b: str) -> bool:
     is ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says Brian").
     """
     left, right = a.split(), b.split()
-    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    # Align on words without case or surrounding punctuation ("month." = "Month!"),
+    # then judge the original words where the texts differ.
+    matcher = difflib.SequenceMatcher(None, _plain(left), _plain(right), autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue

@@ -124,3 +124,28 @@ def test_each_distinct_text_is_counted_once():
 
 def test_encoding_is_loaded_once():
     assert load_encoding("o200k_base") is load_encoding("o200k_base")
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_labels_below_1000_cost_the_same(name):
+    tok = TiktokenTokenizer(name)
+    counts = {tok.count(f'<source_{n} id="S{n}" chunk="a#1" title="T &amp; C">\n') for n in range(1, 1000)}
+    assert len(counts) == 1
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_joined_counts_equal_counting_the_whole(name):
+    from satchel._tokens import TokenCounter
+
+    count = TokenCounter(TiktokenTokenizer(name))
+    lefts = [
+        "Plug in the lamp. It blinks blue when it is ready and then you open the app",
+        "Ends with punctuation!!! and more words here.",
+        "Ends with spaces and a newline   \n",
+        "word " * 200,
+        "Numbers 123456 and 7.5% then lowercase words follow here",
+        "日本語 and english mixed here ok",
+    ]
+    for left in lefts:
+        for right in ("\n</source_1>\n", ".\n</source_12>\n", "", " tail"):
+            assert count.joined(left, right) == count.tokenizer.count(left + right)

@@ -1,0 +1,124 @@
+"""Dedupe stage: near-duplicates against conflicts, sketch recall, sentences, boilerplate."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+
+import pytest
+
+from conftest import SHARED
+from satchel._dedupe import Ledger, differs_in_details, find_duplicates, split_sentences, strip_boilerplate
+
+NQ = SHARED / "data" / "nq-open-oracle" / "nq-open-oracle.jsonl.gz"
+
+
+def paragraphs(n: int) -> list[str]:
+    if not NQ.exists():
+        pytest.skip(f"{NQ} not found; put ../shared beside the repo")
+    out = []
+    with gzip.open(NQ, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            text = json.loads(line)["nq_annotated_gold"]["long_answer"]
+            if len(text.split()) > 120:
+                out.append(text)
+            if len(out) == n:
+                break
+    return out
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "differs"),
+    [
+        ("Plus costs $2.99 a month.", "Plus costs $3.99 a month.", True),
+        ("The lamp is waterproof and sturdy.", "The lamp is not waterproof and sturdy.", True),
+        ("The plan was approved by Anna last week.", "The plan was approved by Brian last week.", True),
+        ("Alpha beta gamma delta Omega 1990 eps.", "gamma delta Omega 1990 eps zeta Eta 2001.", False),
+        ("It is ready. Then open the app.", "It is ready.  Then open the app!", False),
+    ],
+)
+def test_differs_in_details(a, b, differs):
+    assert differs_in_details(a, b) is differs
+
+
+def test_shifted_windows_are_duplicates_and_edited_copies_conflicts():
+    texts = paragraphs(40)
+    rng = random.Random(7)
+    originals = texts[:20]
+    shifted, edited = [], []
+    for text in originals:
+        words = text.split()
+        shifted.append(" ".join(words[6:] + ["and", "more", "words", "here", "at", "end"]))
+        k = rng.randrange(20, len(words) - 20)
+        edited.append(" ".join(words[:k] + ["1999" if not words[k].isdigit() else "2000"] + words[k + 1 :]))
+    report = find_duplicates(originals + shifted + edited + texts[20:])
+    for i in range(20):
+        assert report.duplicate_of.get(20 + i, (None,))[0] == i  # shifted copy: duplicate of the original
+        assert 40 + i not in report.duplicate_of  # one number changed inside: never a duplicate...
+        assert i in report.conflicts.get(40 + i, ())  # ...but marked as conflicting
+    for i in range(60, 80):  # unrelated paragraphs stay
+        assert i not in report.duplicate_of
+
+
+def test_near_duplicate_search_is_deterministic_across_hash_seeds():
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from satchel._dedupe import find_duplicates\n"
+        "texts = json.load(sys.stdin)\n"
+        "r = find_duplicates(texts)\n"
+        "print(sorted(r.duplicate_of.items()), sorted(r.conflicts.items()))\n"
+    )
+    texts = paragraphs(30)
+    texts += [t.replace(" the ", " a ", 1) for t in texts[:10]]
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            input=json.dumps(texts),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1 and "(30, (0," in outs.pop()
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Then open the app. Press Add device.", ["Then open the app.", "Press Add device."]),
+        (
+            "It costs $2.99 a month. Dr. Smith said no. See No. 5.",
+            ["It costs $2.99 a month.", "Dr. Smith said no.", "See No. 5."],
+        ),
+        ("J. R. R. Tolkien wrote it. Really?", ["J. R. R. Tolkien wrote it.", "Really?"]),
+        ("He lives in the U.S. now. Fine.", ["He lives in the U.S. now.", "Fine."]),
+        ("Heading\n\nBody text here", ["Heading", "Body text here"]),
+    ],
+)
+def test_sentence_splitter(text, sentences):
+    assert [text[s:e] for s, e in split_sentences(text)] == sentences
+
+
+def test_ledger_removes_only_sentences_already_sent_and_keeps_runs_verbatim():
+    ledger = Ledger()
+    ledger.record("It blinks blue when it is ready.", "a")
+    fresh = ledger.fresh("Plug in the lamp.\nIt blinks blue when it is ready.  Then open the app.")
+    assert fresh.text == "Plug in the lamp. Then open the app."
+    assert fresh.removed == (("It blinks blue when it is ready.", "a"),)
+    assert ledger.fresh("Nothing in common here at all.").removed == ()
+
+
+def test_boilerplate_counts_documents_not_windows():
+    cookie = "We use cookies on this site."
+    same_doc = strip_boilerplate([f"{cookie} A.", f"{cookie} B.", f"{cookie} C."], ["d", "d", "d"])
+    assert [n for _, n in same_doc] == [0, 0, 0]
+    three_docs = strip_boilerplate(
+        [f"{cookie} Alpha one.", f"{cookie} Beta two.", f"{cookie} Gamma three."], ["a", "b", "c"]
+    )
+    assert three_docs == [("Alpha one.", 1), ("Beta two.", 1), ("Gamma three.", 1)]
