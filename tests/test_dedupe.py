@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import pathlib
 import random
 
 import pytest
 
-from conftest import SHARED
 from satchel._dedupe import Ledger, differs_in_details, find_duplicates, split_sentences, strip_boilerplate
 
+SHARED = pathlib.Path(
+    os.environ.get("SATCHEL_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared")
+)
 NQ = SHARED / "data" / "nq-open-oracle" / "nq-open-oracle.jsonl.gz"
 
 
