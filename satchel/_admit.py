@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
-from ._dedupe import DedupeReport, Ledger
+from ._dedupe import Ledger
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
@@ -90,7 +90,7 @@ def admit(
     budget: int,
     cost: CostFn,
     *,
-    report: DedupeReport | None = None,
+    duplicate_of: Mapping[str, tuple[str, float]] | None = None,
     sentences: bool = True,
     neighbours: bool = True,
     max_sources: int | None = None,
@@ -102,21 +102,21 @@ def admit(
     out = Admission()
     ledger = Ledger() if sentences else None
     by_doc: dict[str, list[Draft]] = {}
-    report = report or DedupeReport()
+    duplicate_of = duplicate_of or {}
     policy = policy or Policy()
     count = text_tokens or (lambda t: cost([], t, 1))
     for position, chunk in enumerate(ranked):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
-        dup = report.duplicate_of.get(position)
+        dup = duplicate_of.get(chunk.id)
         if dup is not None:
             original, similarity = dup
             kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {similarity:.2f})"
             out.decisions[chunk.id] = Decision(
                 "dropped",
-                f"duplicate: {kind} of {ranked[original].id}, which ranks higher",
+                f"duplicate: {kind} of {original}, which ranks higher",
                 "dedupe",
-                duplicate_of=ranked[original].id,
+                duplicate_of=original,
             )
             continue
         if (

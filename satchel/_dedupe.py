@@ -395,24 +395,35 @@ def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def strip_boilerplate(
-    texts: Sequence[str], documents: Sequence[str], min_documents: int = 3
+    texts: Sequence[str],
+    documents: Sequence[str],
+    min_documents: int = 3,
+    ignore: frozenset[int] = frozenset(),
 ) -> list[tuple[str, int]]:
-    """Remove lines and sentences repeated across ``min_documents`` or more documents.
+    """Remove header and footer lines repeated across ``min_documents`` or more documents.
 
-    Headers, footers and cookie notices recur across *different* documents;
-    sentences shared by overlapping windows of one document do not count, which
-    is why repetition is measured in distinct ``documents`` (a doc_id, or the
-    chunk's own id). Returns, per text, the text left and how many pieces were
+    Headers, footers and cookie notices recur across *different* documents at
+    the edges of chunks. So a piece (a line, or a sentence of one) counts as
+    boilerplate when it opens or closes (within two pieces) chunks of at least
+    ``min_documents`` distinct documents (a doc_id, or the chunk's own id):
+    sentences shared by overlapping windows of one document do not count, and
+    neither do chunks in ``ignore`` (duplicates, whose repeats are not
+    boilerplate). Returns, per text, the text left and how many pieces were
     stripped. Pieces shorter than three words are never boilerplate.
     """
     units = [_units(t) for t in texts]
-    seen_in: dict[str, set[str]] = {}
-    for text, spans, doc in zip(texts, units, documents, strict=True):
-        for s, e in spans:
+    at_edges: dict[str, set[str]] = {}
+    for i, (text, spans, doc) in enumerate(zip(texts, units, documents, strict=True)):
+        if i in ignore:
+            continue
+        last = len(spans) - 1
+        for n, (s, e) in enumerate(spans):
+            if 2 <= n <= last - 2:
+                continue
             key = normalise(text[s:e])
             if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
-                seen_in.setdefault(key, set()).add(doc)
-    boiler = {k for k, docs in seen_in.items() if len(docs) >= min_documents}
+                at_edges.setdefault(key, set()).add(doc)
+    boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents}
     out = []
     for text, spans in zip(texts, units, strict=True):
         if not boiler:

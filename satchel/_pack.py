@@ -271,14 +271,29 @@ class Packer:
         count = self._counter
         retrieval = rank_candidates(chunks)
 
-        # dedupe, step 0 (seed 003): boilerplate repeated across documents; off by default
+        # dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list
+        stages = self._stages
+        found = DedupeReport()
+        if stages & {"exact", "near"}:
+            found = find_duplicates(
+                [c.text for c in retrieval],
+                exact="exact" in stages,
+                near=self.near_duplicate if "near" in stages else None,
+            )
+        duplicate_of = {retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()}
+        conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
+
+        # then boilerplate repeated across documents (seed 003, step 1); off by default
         stripped: dict[str, int] = {}
         boilerplate_only: set[str] = set()
         ranked = list(retrieval)
         if self.strip_boilerplate is not False:
             min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
             cleaned = strip_boilerplate(
-                [c.text for c in ranked], [c.doc_id or c.id for c in ranked], min_docs
+                [c.text for c in ranked],
+                [c.doc_id or c.id for c in ranked],
+                min_docs,
+                ignore=frozenset(found.duplicate_of),
             )
             for i, (text, n) in enumerate(cleaned):
                 if not n:
@@ -295,16 +310,6 @@ class Packer:
         roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
         if self.role_caps is not None:
             ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
-
-        # dedupe, first pass: over the whole ranked list
-        stages = self._stages
-        report = DedupeReport()
-        if stages & {"exact", "near", "sentences"}:
-            report = find_duplicates(
-                [c.text for c in ranked],
-                exact="exact" in stages,
-                near=self.near_duplicate if "near" in stages else None,
-            )
 
         # admit, with the second dedupe pass (neighbours, sentences already sent) and
         # the representation of what overflows
@@ -326,7 +331,7 @@ class Packer:
             ranked,
             max(0, budget.sources - wrapper),
             self._cost,
-            report=report,
+            duplicate_of=duplicate_of,
             sentences="sentences" in stages,
             neighbours="neighbours" in stages,
             max_sources=self.max_sources,
@@ -338,7 +343,6 @@ class Packer:
             admission.decisions[cid] = Decision(
                 "dropped", f"boilerplate: all {stripped[cid]} of its lines recur in other documents", "dedupe"
             )
-        conflicts = {ranked[i].id: tuple(ranked[j].id for j in js) for i, js in report.conflicts.items()}
 
         # order, render, and verify the exact count of what will be sent
         while True:

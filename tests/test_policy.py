@@ -216,7 +216,7 @@ def test_boilerplate_is_stripped_and_counted():
     ]
     chunks.append(chunk("only-cookie", cookie + " Accept all cookies to continue browsing.", 0.1))
     chunks.append(chunk("footer", "Accept all cookies to continue browsing.", 0.05))
-    chunks.append(chunk("footer2", "Accept all cookies to continue browsing. Thanks.", 0.04))
+    chunks.append(chunk("footer2", "Our shop opens at nine every day. Accept all cookies to continue browsing.", 0.04))
     r = satchel.pack(chunks, "How many modes?", strip_boilerplate=True)
     assert cookie not in r.text
     assert r.entry("d0").compression == {"boilerplate_stripped": 1}
@@ -225,6 +225,9 @@ def test_boilerplate_is_stripped_and_counted():
     # Off by default: without it, only sentence dedup acts, and the first copy is still sent.
     assert satchel.pack(chunks, "q?").text.count(cookie) == 1
     assert satchel.pack(chunks, "q?", dedupe=False).text.count(cookie) == 5
+    # A duplicate's repeats are not boilerplate: exact copies of one chunk do not make its lines boilerplate.
+    copies = [chunk(f"c{i}", "Section one. The lamp has three modes here.", 1 - i / 10) for i in range(4)]
+    assert satchel.pack(copies, "q?", strip_boilerplate=True).sources[0].text == copies[0]["text"]
 
 
 sentences = st.lists(
