@@ -46,6 +46,8 @@ from satchel._render import (  # noqa: E402
 from satchel._tokens import TiktokenTokenizer, TokenCounter  # noqa: E402
 
 BUDGETS = (200, 300, 400, 600, 800)
+#: "retrieval found it" also reported as: an answer-bearing candidate among the top TOP
+TOP = 5
 MODEL = "gpt-4o"
 
 Result = Any  # satchel.PackResult | tuple[str, int]
@@ -130,23 +132,27 @@ def run(
     cases = []
     for i, rec in enumerate(records):
         cands, gold = build_candidates(i, index, k_distractors=k_distractors)
-        cases.append((rec, cands, gold, any(answer_in(c["text"], rec["answers"]) for c in cands)))
+        bearing = [answer_in(c["text"], rec["answers"]) for c in cands]
+        cases.append((rec, cands, gold, any(bearing), any(bearing[:TOP])))
     setup = time.perf_counter() - t0
     rows: dict[str, dict[str, dict[str, float]]] = {}
     kept_ids: dict[tuple[str, int], list[list[str]]] = {}
     for budget in budgets:
         for name, fn in variants.items():
             t = time.perf_counter()
-            hits = hits_found = n_found = 0
+            hits = hits_found = n_found = hits_top = n_top = 0
             tokens, kept, gold_first = [], [], []
             ids_per_case = []
-            for rec, cands, gold, was_found in cases:
+            for rec, cands, gold, was_found, in_top in cases:
                 sources, used = sources_of(fn(cands, rec["question"], budget))
                 hit = any(answer_in(text, rec["answers"]) for _, text in sources)
                 hits += hit
                 if was_found:
                     n_found += 1
                     hits_found += hit
+                if in_top:
+                    n_top += 1
+                    hits_top += hit
                 tokens.append(used)
                 kept.append(len(sources))
                 ids_per_case.append([ids for ids, _ in sources])
@@ -155,6 +161,7 @@ def run(
             rows.setdefault(str(budget), {})[name] = {
                 "answer_in_prompt": hits / len(cases),
                 "answer_in_prompt_when_found": hits_found / n_found if n_found else float("nan"),
+                "answer_in_prompt_when_top": hits_top / n_top if n_top else float("nan"),
                 "mean_source_tokens": statistics.fmean(tokens),
                 "mean_sources": statistics.fmean(kept),
                 "seconds": time.perf_counter() - t,
@@ -170,6 +177,8 @@ def run(
         "data": "nq-open-oracle",
         "questions": len(cases),
         "found": sum(c[3] for c in cases),
+        "found_top": sum(c[4] for c in cases),
+        "top": TOP,
         "gold_ranked_first": sum(bool(c[1]) and c[1][0]["id"] in c[2] for c in cases),
         "mean_candidates": statistics.fmean(len(c[1]) for c in cases),
         "k_distractors": k_distractors,
@@ -186,15 +195,18 @@ def table(report: dict[str, Any]) -> str:
         f"questions: {report['questions']} (first N of nq-open-oracle), answer in some candidate: "
         f"{report['found']}, gold window ranked first by BM25: {report['gold_ranked_first']}, "
         f"mean candidates: {report['mean_candidates']:.1f}",
+        f"answer-bearing candidate among the top {report['top']}: {report['found_top']}",
         "",
-        f"{'budget':>6}  {'variant':<15} {'answer%':>8} {'ans%|found':>10} {'tokens':>7} {'sources':>7}",
+        f"{'budget':>6}  {'variant':<18} {'answer%':>8} {'ans%|found':>10} {'ans%|top' + str(report['top']):>9} "
+        f"{'tokens':>7} {'sources':>7}",
     ]
     for budget, row in report["rows"].items():
         for name in names:
             r = row[name]
             lines.append(
-                f"{budget:>6}  {name:<15} {100 * r['answer_in_prompt']:7.1f}% "
-                f"{100 * r['answer_in_prompt_when_found']:9.1f}% {r['mean_source_tokens']:7.1f} {r['mean_sources']:7.2f}"
+                f"{budget:>6}  {name:<18} {100 * r['answer_in_prompt']:7.1f}% "
+                f"{100 * r['answer_in_prompt_when_found']:9.1f}% {100 * r['answer_in_prompt_when_top']:8.1f}% "
+                f"{r['mean_source_tokens']:7.1f} {r['mean_sources']:7.2f}"
             )
     if "satchel" in names and "greedy" in names:
         rows = report["rows"]

@@ -79,6 +79,8 @@ class Policy:
     #: candidates scoring below this are distractors (``min_score_ratio`` × best score)
     min_score: float | None = None
     min_score_ratio: float | None = None
+    #: question-term weights for extractive compression (idf over the candidates)
+    weights: Mapping[str, float] | None = None
 
 
 CostFn = Callable[[Sequence[Chunk], str, int], int]
@@ -185,6 +187,7 @@ def admit(
             extractive=policy.extractive and not critical,
             compressor=None if critical else policy.compressor,
             compressor_roles=policy.compressor_roles,
+            weights=policy.weights,
         )
         full_cost = overhead + count(text)
         if shaped.text is None:

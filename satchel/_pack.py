@@ -33,7 +33,7 @@ from ._render import (
     source_block,
     sources_block,
 )
-from ._represent import Compressor
+from ._represent import Compressor, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
 from ._tokens import TokenCounter, resolve_tokenizer
 
@@ -326,6 +326,7 @@ class Packer:
             compressor_roles=self.compressor_roles,
             min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
             min_score_ratio=self.min_score_ratio,
+            weights=term_weights((c.text for c in ranked), question_terms(question)) if self.compress else None,
         )
         admission = admit(
             ranked,

@@ -20,12 +20,13 @@ whole or drops it with a reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._dedupe import split_sentences
 
-__all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms"]
+__all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
 GAP = " … "
 LINE_GAP = "\n…\n"
@@ -44,6 +45,16 @@ _DETAIL = re.compile(
     r"|(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+",  # names not at a sentence start
 )
 _FIELD = re.compile(r"^\s*(?:[\w .()/-]{1,40}:\s+\S|\|.*\|\s*$)")
+
+
+def term_weights(texts: Iterable[str], terms: frozenset[str]) -> dict[str, float]:
+    """Inverse document frequency of the question's ``terms`` over ``texts`` (the candidates)."""
+    texts = list(texts)
+    df = dict.fromkeys(terms, 0)
+    for text in texts:
+        for word in {w.lower() for w in _WORD.findall(text)} & terms:
+            df[word] += 1
+    return {t: math.log(1 + len(texts) / (1 + n)) for t, n in df.items()}
 
 
 def question_terms(question: str) -> frozenset[str]:
@@ -98,10 +109,13 @@ def compress(
     question: str,
     cap: int,
     count: Callable[[str], int],
+    weights: Mapping[str, float] | None = None,
 ) -> Compressed | None:
     """Keep whole sentences (or fields) of ``text`` within ``cap`` tokens; ``None`` if impossible.
 
-    ``count`` measures the text as it will be sent (escaping included).
+    ``count`` measures the text as it will be sent (escaping included);
+    ``weights`` (term -> weight, e.g. :func:`term_weights`) rank sentences by the
+    question terms they hold.
     """
     strategy, spans = _units(text)
     if len(spans) < 2:
@@ -128,9 +142,15 @@ def compress(
     chosen = list(protected)
     if chosen and count(render(chosen)) > cap:
         return None
+    weight = weights.get if weights is not None else (lambda term, default: default)
+
+    def relevance_of(i: int) -> float:
+        # Question terms in the sentence, each weighted by how rare it is among the
+        # candidates (inverse document frequency): a rare shared term says more.
+        return sum(weight(t, 1.0) for t in {w.lower() for w in _WORD.findall(units[i])} & terms)
+
     relevance = sorted(
-        (i for i in range(len(units)) if i not in protected),
-        key=lambda i: (-len({w.lower() for w in _WORD.findall(units[i])} & terms), i),
+        (i for i in range(len(units)) if i not in protected), key=lambda i: (-relevance_of(i), i)
     )
     for i in relevance:
         trial = chosen + [i]
@@ -171,6 +191,7 @@ def fit(
     extractive: bool,
     compressor: Compressor | None = None,
     compressor_roles: frozenset[str] = frozenset(),
+    weights: Mapping[str, float] | None = None,
 ) -> Fit:
     """Decide the representation of one item: verbatim if it fits, else compress or drop.
 
@@ -201,7 +222,7 @@ def fit(
             return Fit(None, f"the compressor returned {after} tokens, more than the {limit} allowed")
         info.update(strategy="abstractive", tokens_after=after, ratio=round(after / size, 3), protected=[])
         return Fit(out, f"compressed (abstractive, user compressor) {size} → {after} tokens", info)
-    compressed = compress(text, question, limit, count)
+    compressed = compress(text, question, limit, count, weights)
     if compressed is None:
         protected = protected_spans(text, question)
         if over_cap and size <= room:
