@@ -172,7 +172,7 @@ def run(
     if "greedy" in variants and "greedy-by-hand" in variants:
         for budget in budgets:
             a, b = kept_ids[("greedy", budget)], kept_ids[("greedy-by-hand", budget)]
-            agreement[str(budget)] = sum(x == y for x, y in zip(a, b)) / len(a)
+            agreement[str(budget)] = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
     return {
         "data": "nq-open-oracle",
         "questions": len(cases),
@@ -197,7 +197,8 @@ def table(report: dict[str, Any]) -> str:
         f"mean candidates: {report['mean_candidates']:.1f}",
         f"answer-bearing candidate among the top {report['top']}: {report['found_top']}",
         "",
-        f"{'budget':>6}  {'variant':<18} {'answer%':>8} {'ans%|found':>10} {'ans%|top' + str(report['top']):>9} "
+        f"{'budget':>6}  {'variant':<18} {'answer%':>8} {'ans%|found':>10} "
+        f"{'ans%|top' + str(report['top']):>9} "
         f"{'tokens':>7} {'sources':>7}",
     ]
     for budget, row in report["rows"].items():
@@ -205,7 +206,8 @@ def table(report: dict[str, Any]) -> str:
             r = row[name]
             lines.append(
                 f"{budget:>6}  {name:<18} {100 * r['answer_in_prompt']:7.1f}% "
-                f"{100 * r['answer_in_prompt_when_found']:9.1f}% {100 * r['answer_in_prompt_when_top']:8.1f}% "
+                f"{100 * r['answer_in_prompt_when_found']:9.1f}% "
+                f"{100 * r['answer_in_prompt_when_top']:8.1f}% "
                 f"{r['mean_source_tokens']:7.1f} {r['mean_sources']:7.2f}"
             )
     if "satchel" in names and "greedy" in names:
@@ -223,7 +225,8 @@ def table(report: dict[str, Any]) -> str:
                 g = rows[match]["greedy"]
                 lines.append(
                     f"  satchel {budget:>4}: {100 * target:.1f}% with {used:.0f} tokens; greedy needs "
-                    f"budget {match} ({100 * g['answer_in_prompt']:.1f}%, {g['mean_source_tokens']:.0f} tokens)"
+                    f"budget {match} ({100 * g['answer_in_prompt']:.1f}%, "
+                    f"{g['mean_source_tokens']:.0f} tokens)"
                 )
     if report["greedy_agreement"]:
         agree = ", ".join(f"{b}: {100 * v:.1f}%" for b, v in report["greedy_agreement"].items())

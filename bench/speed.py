@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> None:
         tokens = tokenizer_pass(texts)
         count = TiktokenTokenizer("o200k_base").count
         shape["median_tokens"] = statistics.median(count(t) for t in texts)
-        tok = best_of(args.repeat, lambda: tokenizer_pass(texts))
-        pk = best_of(args.repeat, lambda: do_pack(cands, question))
+        tok = best_of(args.repeat, lambda texts=texts: tokenizer_pass(texts))
+        pk = best_of(args.repeat, lambda cands=cands: do_pack(cands, question))
         result = do_pack(cands, question)
         reasons: dict[str, int] = {}
         for e in result.manifest:
@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     for n, tok, pk, tokens, _shape, result, _ in rows:
         kept = sum(e.kept for e in result.manifest)
         print(
-            f"{n:>10} {tokens / n:8.1f} {tok:14.3f}s {pk:8.3f}s {pk / tok:8.2f}x {kept:>6} {result.tokens.sources:>10}"
+            f"{n:>10} {tokens / n:8.1f} {tok:14.3f}s {pk:8.3f}s {pk / tok:8.2f}x {kept:>6} "
+            f"{result.tokens.sources:>10}"
         )
     if len(rows) >= 2:
         (n0, t0, p0, *_), (n1, t1, p1, *_) = rows[0], rows[-1]
@@ -235,7 +236,8 @@ def main(argv: list[str] | None = None) -> None:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
         print(
             f"  {n}: {shape['paragraphs']} distinct paragraphs in {shape['mixes']} mixes, "
-            f"{shape['exact']} exact + {shape['near']} near copies planted, median {shape['median_tokens']:.0f} "
+            f"{shape['exact']} exact + {shape['near']} near copies planted, "
+            f"median {shape['median_tokens']:.0f} "
             f"tokens; {summary}"
         )
     print(

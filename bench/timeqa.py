@@ -166,7 +166,8 @@ def run(n: int | None, budgets: list[int], orders: list[str]) -> dict[str, Any]:
 
 def table(report: dict[str, Any]) -> str:
     lines = [
-        f"questions: {report['questions']} answerable ({report['unanswerable_skipped']} unanswerable skipped), "
+        f"questions: {report['questions']} answerable "
+        f"({report['unanswerable_skipped']} unanswerable skipped), "
         f"mean candidates (paragraphs per page): "
         f"{report['mean_candidates']:.1f}, paragraphs with a year (updated): "
         f"{100 * report['dated_share']:.0f}%, gold ranked 1st by BM25: {100 * report['gold_bm25_top1']:.1f}% "

@@ -326,7 +326,9 @@ class Packer:
             compressor_roles=self.compressor_roles,
             min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
             min_score_ratio=self.min_score_ratio,
-            weights=term_weights((c.text for c in ranked), question_terms(question)) if self.compress else None,
+            weights=term_weights((c.text for c in ranked), question_terms(question))
+            if self.compress
+            else None,
         )
         admission = admit(
             ranked,

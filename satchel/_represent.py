@@ -19,8 +19,8 @@ whole or drops it with a reason.
 
 from __future__ import annotations
 
-import re
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 

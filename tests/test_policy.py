@@ -216,7 +216,8 @@ def test_boilerplate_is_stripped_and_counted():
     ]
     chunks.append(chunk("only-cookie", cookie + " Accept all cookies to continue browsing.", 0.1))
     chunks.append(chunk("footer", "Accept all cookies to continue browsing.", 0.05))
-    chunks.append(chunk("footer2", "Our shop opens at nine every day. Accept all cookies to continue browsing.", 0.04))
+    footer2 = "Our shop opens at nine every day. Accept all cookies to continue browsing."
+    chunks.append(chunk("footer2", footer2, 0.04))
     r = satchel.pack(chunks, "How many modes?", strip_boilerplate=True)
     assert cookie not in r.text
     assert r.entry("d0").compression == {"boilerplate_stripped": 1}
