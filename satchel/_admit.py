@@ -211,7 +211,7 @@ def admit(
             and not removed
             and shaped.compression is None
         ):
-            span = (chunk.doc_id, chunk.start, chunk.end)
+            span = (chunk.doc_id, chunk.start, chunk.start + len(chunk.text))
         draft = Draft([chunk], shaped.text, position + 1, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._errors import InputError
 
-__all__ = ["ROLES", "Chunk", "Priority", "as_chunks", "parse_date"]
+__all__ = ["ROLES", "Chunk", "Priority", "as_chunks", "as_priority", "parse_date"]
 
 #: Evidence roles of seed 003, strongest first.
 ROLES = ("decisive", "supporting", "background")
@@ -194,7 +194,7 @@ def _check(chunk: Chunk) -> None:
                 raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
     _check_offsets(chunk)
     set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
-    set_(chunk, "priority", _priority(chunk.priority, cid))
+    set_(chunk, "priority", as_priority(chunk.priority, cid))
     if chunk.role is not None and chunk.role not in ROLES:
         raise InputError(
             f"candidate {cid!r}: role={_short(chunk.role)} is not one of {', '.join(ROLES)}; "
@@ -241,12 +241,12 @@ def _normalise_updated(value: Any, cid: str) -> str | None:
         return value.isoformat()
     if not isinstance(value, str):
         raise InputError(f"candidate {cid!r}: updated={_short(value)} must be an ISO date string or a date")
-    value = value.strip()
-    parse_date(value, cid)
-    return value
+    text: str = value.strip()
+    parse_date(text, cid)
+    return text
 
 
-def _priority(value: Any, cid: str) -> Priority:
+def as_priority(value: Any, cid: str) -> Priority:
     if isinstance(value, Priority):
         return value
     if isinstance(value, str) and value.upper() in Priority.__members__:

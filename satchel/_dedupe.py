@@ -292,7 +292,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     model of nupunkt was tried first; it reads "the app. Press" as an
     abbreviation and merges seed 001's sentences.)
     """
-    spans = []
+    spans: list[tuple[int, int]] = []
     start = 0
     for match in _END.finditer(text):
         if not _ends_sentence(text, match):

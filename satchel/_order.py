@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._errors import ConfigError
 
 __all__ = ["ORDERS", "apply_order", "check_order", "order"]
 
 T = TypeVar("T")
-OrderFn = Callable[[Sequence[T]], list[T]]
+#: An order: the admitted sources best-first in, the same sources in prompt order out.
+OrderFn = Callable[[Sequence[Any]], list[Any]]
 
-ORDERS: dict[str, Callable[..., list]] = {}
+ORDERS: dict[str, OrderFn] = {}
 
 
 def order(name: str) -> Callable[[OrderFn], OrderFn]:
@@ -64,7 +65,7 @@ def chronological(ranked: Sequence[T]) -> list[T]:
     return dated + undated
 
 
-def check_order(spec: str | Callable[..., list]) -> None:
+def check_order(spec: str | OrderFn) -> None:
     """Accept a registered order name or a callable; anything else is a clear error."""
     if callable(spec):
         return
@@ -75,7 +76,7 @@ def check_order(spec: str | Callable[..., list]) -> None:
         )
 
 
-def apply_order(spec: str | Callable[..., list], ranked: Sequence[T]) -> list[T]:
+def apply_order(spec: str | OrderFn, ranked: Sequence[T]) -> list[T]:
     """Put ``ranked`` (best first) into the order ``spec`` (a registered name or a callable).
 
     A callable receives the admitted sources best-ranked first (each with

@@ -17,7 +17,7 @@ from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
 from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
-from ._order import apply_order, check_order
+from ._order import OrderFn, apply_order, check_order
 from ._render import (
     DEFAULT_METADATA,
     DEFAULT_SYSTEM,
@@ -93,7 +93,7 @@ class Packer:
     reserve_answer: int = 512
     reserve_other: int = 0
     source_budget: int | None = None
-    order: str | Callable[..., list] = "relevance"
+    order: str | OrderFn = "relevance"
     dedupe: bool | Iterable[str] = True
     near_duplicate: float = 0.8
     max_sources: int | None = None
@@ -323,7 +323,7 @@ class Packer:
             question=question,
             extractive=self.compress,
             compressor=self.compressor,
-            compressor_roles=self.compressor_roles,
+            compressor_roles=frozenset(self.compressor_roles),
             min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
             min_score_ratio=self.min_score_ratio,
             weights=term_weights((c.text for c in ranked), question_terms(question))

@@ -152,7 +152,8 @@ class TiktokenTokenizer:
         return len(self._encode(text))
 
     def encode(self, text: str) -> list[int]:
-        return self._encode(text)
+        ids: list[int] = self._encode(text)
+        return ids
 
 
 class HuggingFaceTokenizer:
@@ -187,7 +188,7 @@ class CallableTokenizer:
 
     def __init__(self, fn: Callable[[str], int], name: str | None = None, exact: bool = True) -> None:
         self._fn = fn
-        self.name = name or getattr(fn, "__name__", "callable")
+        self.name: str = name or str(getattr(fn, "__name__", "callable"))
         self.exact = exact
 
     def count(self, text: str) -> int:

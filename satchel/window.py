@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._admit import Admission, admit
-from ._chunk import Chunk, Priority
+from ._chunk import Chunk, Priority, as_priority
 from ._errors import BudgetError, ConfigError, InputError
 from ._models import get_model
 from ._pack import rank_candidates
@@ -69,7 +69,8 @@ class ContextWindow:
         block_id = id if id is not None else f"block_{len(self._blocks)}"
         if any(b.id == block_id for b in self._blocks):
             raise InputError(f"block id {block_id!r} is already used; give each block a unique id")
-        self._blocks.append(Chunk(id=block_id, text=text, priority=priority, rank=len(self._blocks)))
+        level = as_priority(priority, block_id)
+        self._blocks.append(Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks)))
 
     @property
     def blocks(self) -> Sequence[Chunk]:
