@@ -153,6 +153,12 @@ def admit(
             merged = _merge_neighbours(chunk, position, by_doc, out, left, cost, ledger, critical)
             if merged:
                 continue
+        cap = None if critical or policy.caps is None else policy.caps.get(role)
+        if cap == 0:
+            out.decisions[chunk.id] = Decision(
+                "dropped", f"role cap: {role} items get 0 tokens (role_caps)", "represent"
+            )
+            continue
         label = len(out.sources) + 1
         overhead = cost([chunk], "", label)
         if left <= overhead:
@@ -176,7 +182,6 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = fresh.removed if fresh is not None else ()
-        cap = None if critical or policy.caps is None else policy.caps.get(role)
         shaped = fit(
             text,
             role=role,

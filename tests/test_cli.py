@@ -100,3 +100,32 @@ def test_console_script_is_installed():
         check=True,
     )
     assert "kept" in out.stdout
+
+
+def test_policy_options_reach_pack(capsys):
+    code, out, _ = run(
+        capsys,
+        "pack",
+        "--example",
+        "--policy",
+        "evidence",
+        "--source-budget",
+        "300",
+        "--contract",
+        "Answer in one sentence.",
+        "--restate-contract",
+        "--role-caps",
+        "supporting=40,background=none",
+        "--format",
+        "json",
+    )
+    config = json.loads(out)["config"]
+    assert code == 0 and config["compress"] and config["strip_boilerplate"] is True
+    assert config["role_caps"] == {"decisive": None, "supporting": 40, "background": None}
+    assert config["contract"] == "Answer in one sentence." and config["restate_contract"]
+
+
+def test_bad_role_caps_are_reported(capsys):
+    with pytest.raises(SystemExit):
+        main(["pack", "--example", "--role-caps", "supporting"])
+    assert "is not ROLE=CAP" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from .._errors import InputError
 from .._manifest import canonical_json
 from .._order import ORDERS
 from .._pack import Packer
+from .._roles import EVIDENCE_POLICY
 from . import command
 
 FORMATS = ("text", "messages", "json", "trace")
@@ -89,6 +90,51 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-chunk-tokens", type=int, help="skip any chunk longer than this")
     p.add_argument("--no-dedupe", action="store_true", help="send repeats as they are")
     p.add_argument("--system", help="system instructions (default: a short grounded instruction)")
+    policy = p.add_argument_group("seed 003's policy (all off by default)")
+    policy.add_argument(
+        "--policy",
+        choices=["evidence"],
+        help="evidence: strip boilerplate, cap by role, compress only what overflows",
+    )
+    policy.add_argument("--compress", action="store_true", help="compress what overflows (extractive)")
+    policy.add_argument(
+        "--role-caps",
+        type=role_caps,
+        metavar="ROLE=CAP,...",
+        help="per-item cap by role, in tokens or as a share of the source budget, e.g. "
+        "decisive=none,supporting=0.25,background=0",
+    )
+    policy.add_argument("--contract", help="output contract, given its own reserved slice")
+    policy.add_argument(
+        "--restate-contract", action="store_true", help="restate the contract before the question"
+    )
+    policy.add_argument(
+        "--min-score-ratio", type=float, help="drop candidates scoring below RATIO x the best"
+    )
+    policy.add_argument(
+        "--strip-boilerplate",
+        action="store_true",
+        help="remove header/footer lines repeated across documents",
+    )
+
+
+def role_caps(text: str) -> dict[str, int | float | None]:
+    """``decisive=none,supporting=0.25,background=0`` -> a role_caps dict (checked by pack)."""
+    caps: dict[str, int | float | None] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        role, sep, value = part.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"{part!r} is not ROLE=CAP (e.g. supporting=120)")
+        value = value.strip().lower()
+        try:
+            caps[role.strip()] = (
+                None if value in ("none", "") else (float(value) if "." in value else int(value))
+            )
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"cap {value!r} for {role!r} is not a number or 'none'"
+            ) from None
+    return caps
 
 
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +157,15 @@ def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str,
             options[name] = value
     if getattr(args, "no_dedupe", False):
         options["dedupe"] = False
+    if getattr(args, "policy", None) == "evidence":
+        options.update(EVIDENCE_POLICY)
+    for name in ("role_caps", "contract", "min_score_ratio"):
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    for name in ("compress", "restate_contract", "strip_boilerplate"):
+        if getattr(args, name, False):
+            options[name] = True
     return options
 
 
