@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._data import build_candidates, load_nq, nq_index  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "queries" / "nq100.jsonl"
+OUT = Path(__file__).resolve().parent / "queries" / "nq100.jsonl"  # generated; not committed (data licence)
 # Kept well under the 2 MB a file may take in the repository.
 MAX_BYTES = 2_000_000
 

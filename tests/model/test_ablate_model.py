@@ -15,14 +15,20 @@ pytestmark = pytest.mark.model
 
 # `satchel` as a user runs it, from this interpreter (its bin/ may not be on PATH)
 SATCHEL = "import sys; from satchel.cli import main; sys.exit(main())"
-QUERIES = pathlib.Path(__file__).resolve().parents[2] / "bench" / "queries" / "nq100.jsonl"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def queries_path() -> pathlib.Path:
-    if not QUERIES.is_file():
-        pytest.fail(f"{QUERIES} is missing; build it with python bench/make_queries.py")
-    return QUERIES
+def queries_path(tmp_path_factory) -> pathlib.Path:
+    # Built from ../shared/data at test time: the data's licence keeps copies out of the repo.
+    path = tmp_path_factory.mktemp("queries") / "nq3.jsonl"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "make_queries.py"), "--n", "3", "--out", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return path
 
 
 def test_satchel_ablate_with_the_local_model(gguf_path, queries_path, tmp_path):
