@@ -281,9 +281,6 @@ def test_cli_registers_lab():
 
 
 def test_ablate_runs_the_harness_with_the_lab_model(example):
-    ablate = pytest.importorskip("satchel.ablate")
-    if not callable(getattr(ablate, "ablate_query", None)):
-        pytest.skip("satchel.ablate has no ablate_query in this version")
     model = FakeModel()
     app = create_app(model="")
     app.dependency_overrides[lab_model] = lambda: model

@@ -411,9 +411,6 @@ def test_screenshot_each_tab(open_lab, url):
 
 
 def test_ablation_view_runs_the_variants(open_lab, url_with_model):
-    ablate = pytest.importorskip("satchel.ablate")
-    if not callable(getattr(ablate, "ablate_query", None)):
-        pytest.skip("satchel.ablate has no ablate_query in this version")
     lab = open_lab(url_with_model)
     page = lab.page
     page.get_by_role("tab", name="Ablation").click()
