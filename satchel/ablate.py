@@ -6,7 +6,8 @@ that change one packing decision at a time, and the same model answers each:
 - ``full``: the user's own configuration (production);
 - ``top1``: the same options with only the best-ranked candidate (no dilution);
 - ``reversed``: the very sources of ``full`` in the reverse order (placement);
-- ``uncompressed``: ``full`` with ``compress=False`` (originals, not extracts);
+- ``uncompressed``: the items ``full`` kept, sent as their originals (compression,
+  role caps and the source cap off; the window still holds);
 - ``perm1`` .. ``permK``: seeded random permutations of ``full``'s sources.
 
 Every variant is scored (answer correct, citations on gold chunks, gold evidence
@@ -504,9 +505,13 @@ _COMPRESSION_OFF = {"compress": False, "compressor": None, "compressor_roles": (
 
 
 def _uncompressed(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with extractive and abstractive compression off (where this Packer has them)."""
-    fields = Packer.__dataclass_fields__
-    return {**options, **{k: v for k, v in _COMPRESSION_OFF.items() if k in fields}}
+    """``options`` with compression off and no role caps or source cap.
+
+    Variant (d) sends the very items ``full`` kept, as their originals: one
+    decision changed (representation), so the budgets that forced compression
+    are lifted; the context window still holds.
+    """
+    return {**options, **_COMPRESSION_OFF, "role_caps": None, "source_budget": None}
 
 
 def _variant_options(options: Mapping[str, Any], permutations: int, seed: int, index: int) -> dict[str, dict]:
@@ -564,9 +569,17 @@ def ablate_query(
     options = _variant_options(pack_options, permutations, seed, index)
     answered: dict[str, tuple[str, Any]] = {}  # prompt hash -> (variant, answer)
     runs = []
+    kept_by_full: set[str] = set()
     for variant, opts in options.items():
-        candidates = ranked[:1] if variant == "top1" else query.candidates
+        if variant == "top1":
+            candidates = ranked[:1]
+        elif variant == "uncompressed":
+            candidates = [c for c in query.candidates if c.id in kept_by_full]
+        else:
+            candidates = list(query.candidates)
         result = Packer(**opts).pack(candidates, query.question, system=system_text)
+        if variant == "full":
+            kept_by_full = {e.id for e in result.manifest if e.kept}
         digest = prompt_hash(result.text)
         reused = answered.get(digest)
         if reused is None:

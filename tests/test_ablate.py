@@ -232,11 +232,13 @@ def test_uncompressed_sends_originals_when_full_compresses():
     row = result.queries[0]
     full, unc = row.run("full"), row.run("uncompressed")
     assert full.compressed == 1 and unc.compressed == 0
-    assert full.sources == (("c-d",), ("c-gold",)) and unc.sources == (("c-d",),)  # the original does not fit
-    assert unc.prompt_sha256 != full.prompt_sha256 and (full.correct, unc.correct) == (True, False)
+    # The same items, sent as their originals: only the representation changed.
+    assert full.sources == unc.sources == (("c-d",), ("c-gold",))
+    assert unc.prompt_sha256 != full.prompt_sha256 and unc.prompt_tokens > full.prompt_tokens
+    assert (full.correct, unc.correct) == (True, True)
     assert result.compression_active
     compression = rungs(result)["compression is the loss channel"]
-    assert compression.holds is False and "uncompressed 0% vs full 100%" in compression.finding
+    assert compression.holds is False and "uncompressed 100% vs full 100%" in compression.finding
     assert "equals (a)" not in render_report(result)
 
 
