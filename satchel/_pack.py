@@ -268,84 +268,14 @@ class Packer:
         chunks = as_chunks(candidates)
         system_text, history_msgs = _check_prompt_parts(question, system, history)
         budget = self._plan(question, system_text, history_msgs)
-        count = self._counter
         retrieval = rank_candidates(chunks)
-
-        # dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list
-        stages = self._stages
-        found = DedupeReport()
-        if stages & {"exact", "near"}:
-            found = find_duplicates(
-                [c.text for c in retrieval],
-                exact="exact" in stages,
-                near=self.near_duplicate if "near" in stages else None,
-            )
-        duplicate_of = {retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()}
-        conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
-
-        # then boilerplate repeated across documents (seed 003, step 1); off by default
-        stripped: dict[str, int] = {}
-        boilerplate_only: set[str] = set()
-        ranked = list(retrieval)
-        if self.strip_boilerplate is not False:
-            min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
-            cleaned = strip_boilerplate(
-                [c.text for c in ranked],
-                [c.doc_id or c.id for c in ranked],
-                min_docs,
-                ignore=frozenset(found.duplicate_of),
-            )
-            for i, (text, n) in enumerate(cleaned):
-                if not n:
-                    continue
-                stripped[ranked[i].id] = n
-                if text:
-                    # offsets no longer describe the text, so this chunk cannot merge with neighbours
-                    ranked[i] = replace(ranked[i], text=text, start=None, end=None)
-                else:
-                    boilerplate_only.add(ranked[i].id)
-            ranked = [c for c in ranked if c.id not in boilerplate_only]
-
+        found = self._find_duplicates(retrieval)
+        ranked, stripped = self._strip_boilerplate(retrieval, found)
         # roles (seed 003): always reported; with role caps they also set admission order
         roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
         if self.role_caps is not None:
             ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
-
-        # admit, with the second dedupe pass (neighbours, sentences already sent) and
-        # the representation of what overflows
-        wrapper = count(SOURCES_OPEN + "\n") + self._closing(question) - count(self._after_sources(question))
-        best = max((c.score for c in ranked if c.score is not None), default=None)
-        policy = Policy(
-            roles=roles,
-            caps=None
-            if self.role_caps is None
-            else {role: resolve_cap(cap, budget.sources) for role, cap in self.role_caps.items()},
-            question=question,
-            extractive=self.compress,
-            compressor=self.compressor,
-            compressor_roles=frozenset(self.compressor_roles),
-            min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
-            min_score_ratio=self.min_score_ratio,
-            weights=term_weights((c.text for c in ranked), question_terms(question))
-            if self.compress
-            else None,
-        )
-        admission = admit(
-            ranked,
-            max(0, budget.sources - wrapper),
-            self._cost,
-            duplicate_of=duplicate_of,
-            sentences="sentences" in stages,
-            neighbours="neighbours" in stages,
-            max_sources=self.max_sources,
-            text_tokens=lambda t: count(escape_text(t)),
-            max_chunk_tokens=self.max_chunk_tokens,
-            policy=policy,
-        )
-        for cid in boilerplate_only:
-            admission.decisions[cid] = Decision(
-                "dropped", f"boilerplate: all {stripped[cid]} of its lines recur in other documents", "dedupe"
-            )
+        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question)
 
         # order, render, and verify the exact count of what will be sent
         while True:
@@ -357,6 +287,7 @@ class Packer:
                 break
             _drop_weakest(admission, over)
 
+        conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
         return PackResult(
             messages=tuple(messages),
             text=prompt_text(messages),
@@ -364,7 +295,7 @@ class Packer:
             manifest=self._manifest(retrieval, admission, ordered, conflicts, roles, stripped),
             tokens=usage,
             budget=budget,
-            tokenizer=count.name,
+            tokenizer=self._counter.name,
             sources=tuple(
                 PackedSource(
                     label=f"S{n}",
@@ -381,6 +312,97 @@ class Packer:
         )
 
     # -- stages ---------------------------------------------------------------
+
+    def _find_duplicates(self, retrieval: Sequence[Chunk]) -> DedupeReport:
+        """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
+        if not self._stages & {"exact", "near"}:
+            return DedupeReport()
+        return find_duplicates(
+            [c.text for c in retrieval],
+            exact="exact" in self._stages,
+            near=self.near_duplicate if "near" in self._stages else None,
+        )
+
+    def _strip_boilerplate(
+        self, retrieval: Sequence[Chunk], found: DedupeReport
+    ) -> tuple[list[Chunk], dict[str, int]]:
+        """Seed 003, step 1: lines repeated across documents go (off by default).
+
+        Returns the candidates left (texts stripped) and, per chunk id, how many
+        pieces were stripped; a chunk that was all boilerplate is left out.
+        """
+        ranked = list(retrieval)
+        stripped: dict[str, int] = {}
+        if self.strip_boilerplate is False:
+            return ranked, stripped
+        min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
+        cleaned = strip_boilerplate(
+            [c.text for c in ranked],
+            [c.doc_id or c.id for c in ranked],
+            min_docs,
+            ignore=frozenset(found.duplicate_of),
+        )
+        for i, (text, n) in enumerate(cleaned):
+            if n:
+                stripped[ranked[i].id] = n
+                # Offsets no longer describe the text, so the chunk cannot merge with neighbours.
+                ranked[i] = replace(ranked[i], text=text, start=None, end=None) if text else ranked[i]
+        return [c for c, (text, _) in zip(ranked, cleaned, strict=True) if text], stripped
+
+    def _admit(
+        self,
+        ranked: Sequence[Chunk],
+        retrieval: Sequence[Chunk],
+        found: DedupeReport,
+        roles: Mapping[str, str],
+        stripped: Mapping[str, int],
+        budget: Budget,
+        question: str,
+    ) -> Admission:
+        """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
+        representation of what overflows; every candidate leaves with a decision."""
+        count = self._counter
+        best = max((c.score for c in ranked if c.score is not None), default=None)
+        policy = Policy(
+            roles=roles,
+            caps=None
+            if self.role_caps is None
+            else {role: resolve_cap(cap, budget.sources) for role, cap in self.role_caps.items()},
+            question=question,
+            extractive=self.compress,
+            compressor=self.compressor,
+            compressor_roles=frozenset(self.compressor_roles),
+            min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
+            min_score_ratio=self.min_score_ratio,
+            weights=term_weights((c.text for c in ranked), question_terms(question))
+            if self.compress
+            else None,
+        )
+        # The <sources> element itself, as it splits in the exact count (see _usage).
+        wrapper = count(SOURCES_OPEN + "\n") + self._closing(question) - count(self._after_sources(question))
+        admission = admit(
+            ranked,
+            max(0, budget.sources - wrapper),
+            self._cost,
+            duplicate_of={
+                retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()
+            },
+            sentences="sentences" in self._stages,
+            neighbours="neighbours" in self._stages,
+            max_sources=self.max_sources,
+            text_tokens=lambda t: count(escape_text(t)),
+            max_chunk_tokens=self.max_chunk_tokens,
+            policy=policy,
+        )
+        left = {c.id for c in ranked}
+        for chunk in retrieval:
+            if chunk.id not in left:
+                admission.decisions[chunk.id] = Decision(
+                    "dropped",
+                    f"boilerplate: all {stripped[chunk.id]} of its lines recur in other documents",
+                    "dedupe",
+                )
+        return admission
 
     def _plan(self, question: str, system: str, history: list[dict[str, str]]) -> Budget:
         count, p = self._counter, self._profile
