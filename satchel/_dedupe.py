@@ -25,6 +25,7 @@ import difflib
 import itertools
 import operator
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -87,6 +88,15 @@ def _is_detail(word: str) -> bool:
     return core[0].isupper() and core.lower() not in _COMMON
 
 
+def _shifted(left: list[str], right: list[str], most: int = 32) -> bool:
+    """Whether ``right`` is ``left`` moved forward by up to ``most`` words (list compares run in C)."""
+    for k in range(min(most, len(left)) + 1):
+        overlap = min(len(left) - k, len(right))
+        if overlap and left[k : k + overlap] == right[:overlap]:
+            return True
+    return False
+
+
 def differs_in_details(a: str, b: str) -> bool:
     """Whether two similar texts differ inside in a number, date, negation or name.
 
@@ -95,9 +105,12 @@ def differs_in_details(a: str, b: str) -> bool:
     is ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says Brian").
     """
     left, right = a.split(), b.split()
+    plain_left, plain_right = _plain(left), _plain(right)
+    if _shifted(plain_left, plain_right) or _shifted(plain_right, plain_left):
+        return False  # a window shifted along its document: only its ends differ
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
     # then judge the original words where the texts differ.
-    matcher = difflib.SequenceMatcher(None, _plain(left), _plain(right), autojunk=False)
+    matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
@@ -209,7 +222,7 @@ def _near_duplicates(
         shingles = _fingerprint(ids)
         shingle_sets[i] = shingles
         short[i] = len(ids) < SHORT_TEXT
-        met: dict[int, int] = {}
+        met: Counter[int] = Counter()
         sketch = sorted(shingles)[:_SKETCH]  # C sort beats heapq.nsmallest at these sizes
         sketch_size[i] = len(sketch)
         for sh in sketch:
@@ -218,8 +231,7 @@ def _near_duplicates(
                 postings[sh] = [i]
             else:
                 if len(posting) <= _POSTING_CAP:
-                    for j in posting:
-                        met[j] = met.get(j, 0) + 1
+                    met.update(posting)  # counted in C
                 posting.append(i)
         size = len(shingles)
         for j in sorted(
