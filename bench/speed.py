@@ -127,6 +127,32 @@ def do_pack(cands: list[dict[str, Any]], question: str) -> satchel.PackResult:
     return satchel.pack(cands, question, model="gpt-4o", order="edges")
 
 
+#: dedupe settings timed by --by-stage, from none to all (the default)
+DEDUPE_STEPS = (
+    ("dedupe off", False),
+    ("exact copies", ["exact"]),
+    ("+ near-duplicates", ["exact", "near"]),
+    ("+ near-duplicates + neighbours", ["exact", "near", "neighbours"]),
+    ("+ sentences already sent (all: the default)", True),
+)
+
+
+def stage_times(repeat: int, cands: list[dict[str, Any]], question: str) -> list[tuple[str, float]]:
+    """Best-of-``repeat`` pack time for each dedupe setting in DEDUPE_STEPS."""
+    return [
+        (
+            label,
+            best_of(
+                repeat,
+                lambda dedupe=dedupe: satchel.pack(
+                    cands, question, model="gpt-4o", order="edges", dedupe=dedupe
+                ),
+            ),
+        )
+        for label, dedupe in DEDUPE_STEPS
+    ]
+
+
 #: (label, function name, file suffix) of the stages shown in the profile breakdown.
 STAGES = (
     ("as_chunks (validate)", "as_chunks", "_chunk.py"),
@@ -187,6 +213,11 @@ def main(argv: list[str] | None = None) -> None:
         help="build every size from all distinct paragraphs (less reuse below 10,000)",
     )
     ap.add_argument("--profile", action="store_true", help="profile one pack per size; breakdown to stderr")
+    ap.add_argument(
+        "--by-stage",
+        action="store_true",
+        help="also time pack with dedupe off and with each dedupe stage added, against the tokenizer pass",
+    )
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     records = load_nq()
@@ -194,6 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     command = "python " + " ".join(shlex.quote(a) for a in ["bench/speed.py", *(argv or sys.argv[1:])])
     print(f"$ {command}")
     rows = []
+    by_stage: list[tuple[int, float, list[tuple[str, float]]]] = []
     for n in sizes:
         cands, shape = build(n, records, all_paragraphs=args.all_paragraphs)
         texts = [c["text"] for c in cands]
@@ -210,6 +242,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((n, tok, pk, tokens, shape, result, reasons))
         if args.profile:
             profile(cands, question)
+        if args.by_stage:
+            by_stage.append((n, tok, stage_times(args.repeat, cands, question)))
     print(
         f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
         f"best of {args.repeat}"
@@ -240,6 +274,10 @@ def main(argv: list[str] | None = None) -> None:
             f"median {shape['median_tokens']:.0f} "
             f"tokens; {summary}"
         )
+    for n, tok, times in by_stage:
+        print(f"\npack by dedupe stages at {n} (x the tokenizer pass of {tok:.3f}s):")
+        for label, seconds in times:
+            print(f"  {label:<44} {seconds:7.3f}s {seconds / tok:6.2f}x")
     print(
         "\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
         "reported, not asserted)"
