@@ -150,7 +150,7 @@ def admit(
                 continue
         left = budget - out.used
         if neighbours and chunk.doc_id is not None and chunk.start is not None:
-            merged = _merge_neighbours(chunk, position, by_doc, out, left, cost, ledger, critical)
+            merged = _merge_neighbours(chunk, by_doc, out, left, cost, ledger, critical)
             if merged:
                 continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
@@ -242,7 +242,6 @@ def admit(
 
 def _merge_neighbours(
     chunk: Chunk,
-    position: int,
     by_doc: dict[str, list[Draft]],
     out: Admission,
     left: int,
@@ -289,8 +288,8 @@ def _merge_neighbours(
         role=lead_draft.role,
     )
     old_cost = sum(d.cost for d in touching)
-    label = out.sources.index(lead_draft) + 1
-    merged.cost = cost(merged.members, text, label)
+    index = out.sources.index(lead_draft)
+    merged.cost = cost(merged.members, text, index + 1)
     extra = merged.cost - old_cost
     if extra > left:
         if critical:
@@ -304,7 +303,6 @@ def _merge_neighbours(
             "admit",
         )
         return True
-    index = out.sources.index(lead_draft)
     out.sources[index] = merged
     for d in touching:
         if d is not lead_draft:
@@ -314,10 +312,8 @@ def _merge_neighbours(
     out.used += extra
     if ledger is not None:
         ledger.record(text, lead_draft.lead.id)
-    for d in touching:
-        for m in d.members:
-            if m is not lead_draft.lead and out.decisions[m.id].merged_into != lead_draft.lead.id:
-                out.decisions[m.id].merged_into = lead_draft.lead.id
+    for m in merged.members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
+        out.decisions[m.id].merged_into = lead_draft.lead.id
     out.decisions[chunk.id] = Decision(
         "kept",
         f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once",
