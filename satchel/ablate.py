@@ -45,7 +45,7 @@ from typing import Any, Protocol
 from ._chunk import Chunk, as_chunks
 from ._errors import ConfigError, InputError
 from ._manifest import PackResult, prompt_hash
-from ._order import apply_order
+from ._order import OrderFn, apply_order
 from ._pack import Packer, rank_candidates
 
 __all__ = [
@@ -159,7 +159,7 @@ def load_queries(path: str | os.PathLike[str], limit: int | None = None) -> list
         handle = open(name, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read the query set {name!r}: {exc.strerror}; give a JSONL file") from None
-    queries = []
+    queries: list[Query] = []
     with handle:
         for n, line in enumerate(handle, start=1):
             if limit is not None and len(queries) >= limit:
@@ -478,7 +478,7 @@ def _order_name(spec: Any) -> str:
     return spec if isinstance(spec, str) else getattr(spec, "__name__", "custom")
 
 
-def reversed_order(base: str | Callable[..., list]) -> Callable[..., list]:
+def reversed_order(base: str | OrderFn) -> OrderFn:
     """``base``'s prompt order, back to front."""
 
     def reversed_(ranked: Sequence[Any]) -> list[Any]:
@@ -488,7 +488,7 @@ def reversed_order(base: str | Callable[..., list]) -> Callable[..., list]:
     return reversed_
 
 
-def permuted_order(base: str | Callable[..., list], seed: str | int) -> Callable[..., list]:
+def permuted_order(base: str | OrderFn, seed: str | int) -> OrderFn:
     """``base``'s prompt order shuffled by ``random.Random(seed)``: the same shuffle on every call."""
 
     def permuted(ranked: Sequence[Any]) -> list[Any]:
@@ -514,9 +514,11 @@ def _uncompressed(options: Mapping[str, Any]) -> dict[str, Any]:
     return {**options, **_COMPRESSION_OFF, "role_caps": None, "source_budget": None}
 
 
-def _variant_options(options: Mapping[str, Any], permutations: int, seed: int, index: int) -> dict[str, dict]:
+def _variant_options(
+    options: Mapping[str, Any], permutations: int, seed: int, index: int
+) -> dict[str, dict[str, Any]]:
     base_order = options.get("order", "relevance")
-    out: dict[str, dict] = {
+    out: dict[str, dict[str, Any]] = {
         "full": dict(options),
         "top1": dict(options),
         "reversed": {**options, "order": reversed_order(base_order)},
@@ -693,7 +695,7 @@ def _sign_test(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     k = min(wins, losses)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail: float = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -942,8 +944,8 @@ def render_report(
     for q in result.queries:
         marks = []
         for v in result.variants:
-            r = q.run(v)
-            marks.append("+" if r.correct else ("." if r.evidence_present else "-"))
+            run = q.run(v)
+            marks.append("+" if run.correct else ("." if run.evidence_present else "-"))
         question = q.question.replace("|", "\\|")
         lines.append(f"| {q.index + 1} | {question[:70]} | " + " | ".join(marks) + " |")
     lines.append("")

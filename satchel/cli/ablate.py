@@ -118,7 +118,7 @@ def _read_options(path: str | None) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from ..ablate import load_queries, run_ablation, write_outputs
-    from ..clients import client_from_spec
+    from ..clients import LocalClient, client_from_spec
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit} must be a positive number of queries")
@@ -138,9 +138,11 @@ def run(args: argparse.Namespace) -> int:
     if args.pack_model:
         options["model"] = args.pack_model
     elif "model" not in options:
-        register = getattr(client, "register", None)
         # A local model budgets in its own vocabulary and window; a server model by its registered name.
-        options["model"] = register().name if callable(register) else client.model
+        if isinstance(client, LocalClient):
+            options["model"] = client.register().name
+        else:
+            options["model"] = client.model
 
     progress = Progress(len(queries) * (4 + args.permutations))
     try:
