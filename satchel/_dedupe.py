@@ -25,6 +25,7 @@ import difflib
 import itertools
 import operator
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -90,11 +91,17 @@ def _is_detail(word: str) -> bool:
 
 def _shifted(left: list[str], right: list[str], most: int = 32) -> bool:
     """Whether ``right`` is ``left`` moved forward by up to ``most`` words (list compares run in C)."""
-    for k in range(min(most, len(left)) + 1):
+    if not right:
+        return False
+    first, k = right[0], -1
+    while True:
+        try:
+            k = left.index(first, k + 1, most + 1)  # only offsets where right could start
+        except ValueError:
+            return False
         overlap = min(len(left) - k, len(right))
-        if overlap and left[k : k + overlap] == right[:overlap]:
+        if left[k : k + overlap] == right[:overlap]:
             return True
-    return False
 
 
 def differs_in_details(a: str, b: str) -> bool:
@@ -122,11 +129,11 @@ def differs_in_details(a: str, b: str) -> bool:
     return False
 
 
-#: Texts are compared as word 3-shingles, words numbered in order of first
-#: appearance. Texts of SHORT_TEXT words or more are compared on the shingles
-#: whose first word's number is a multiple of ``_SAMPLE`` (content-defined, so
-#: both copies of a passage sample the same shingles, as in winnowing); short
-#: texts keep every shingle.
+#: Texts are compared as word 3-shingles, each word a CRC-32 number. Texts of
+#: SHORT_TEXT words or more are compared on the shingles whose first word's
+#: number is a multiple of ``_SAMPLE`` (content-defined, so both copies of a
+#: passage sample the same shingles, as in winnowing); short texts keep every
+#: shingle.
 _SAMPLE = 4
 SHORT_TEXT = 64
 
@@ -157,15 +164,15 @@ class DedupeReport:
 
 
 #: Candidate pairs come from a bottom-k sketch: each text is indexed under the
-#: k shingles with the smallest hash. Words are numbered in order of first
-#: appearance and shingles are tuples of those numbers, whose hash Python
-#: computes the same way in every process, so the sketch is deterministic.
+#: k shingles with the smallest hash. Shingles are tuples of the words' CRC-32
+#: numbers, whose hash Python computes the same way in every process (only str
+#: and bytes hashes are salted), so the sketch is deterministic.
 #: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
 #: meet in the index; every pair that meets is then checked exactly.
 _SKETCH = 24
 #: Pairs sharing fewer sketch entries than this are too far apart to be checked:
-#: at similarity 0.6 two sketches of 24 share about 15 entries on average.
-_MIN_SHARED = 4
+#: at similarity 0.6 two sketches of 24 share about 18 entries on average.
+_MIN_SHARED = 8
 #: Short texts this much below the near-duplicate threshold that differ in
 #: protected details (numbers, negations, names) are still reported as conflicting.
 CONFLICT_MARGIN = 0.2
@@ -204,7 +211,6 @@ def _near_duplicates(
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
     sketch_size: dict[int, int] = {}
-    vocabulary: dict[str, int] = {}
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
@@ -214,15 +220,14 @@ def _near_duplicates(
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
             words = _masked_words(text)
-        # Number new words in order of first appearance; every step runs in C.
-        fresh_words = list(itertools.filterfalse(vocabulary.__contains__, dict.fromkeys(words)))
-        vocabulary.update(zip(fresh_words, itertools.count(len(vocabulary))))
-        ids = list(map(vocabulary.__getitem__, words))
+        # Words as CRC-32 numbers: deterministic in every process (unlike hash() of a
+        # str), and computed in C.
+        ids = list(map(zlib.crc32, map(str.encode, words)))
         # Shingles are kept as their (deterministic) hashes: a quarter of the memory of tuples.
         shingles = _fingerprint(ids)
         shingle_sets[i] = shingles
         short[i] = len(ids) < SHORT_TEXT
-        met: Counter[int] = Counter()
+        hits: list[int] = []
         sketch = sorted(shingles)[:_SKETCH]  # C sort beats heapq.nsmallest at these sizes
         sketch_size[i] = len(sketch)
         for sh in sketch:
@@ -231,8 +236,9 @@ def _near_duplicates(
                 postings[sh] = [i]
             else:
                 if len(posting) <= _POSTING_CAP:
-                    met.update(posting)  # counted in C
+                    hits.extend(posting)
                 posting.append(i)
+        met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
         for j in sorted(
             j for j, shared in met.items() if shared >= min(_MIN_SHARED, sketch_size[i], sketch_size[j])
