@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "Unit",
     "answer_in",
     "build_candidates",
+    "command_line",
     "data_dir",
     "load_nq",
     "load_timeqa",
@@ -47,6 +49,7 @@ __all__ = [
     "require",
     "tokenize",
     "windows",
+    "write_figures",
 ]
 
 NQ_FILE = Path("nq-open-oracle") / "nq-open-oracle.jsonl.gz"
@@ -62,6 +65,20 @@ def data_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def command_line(script: str, argv: Sequence[str] | None) -> str:
+    """The command that printed a benchmark's figures, to quote next to them."""
+    return "python " + " ".join(
+        shlex.quote(a) for a in [script, *(argv if argv is not None else sys.argv[1:])]
+    )
+
+
+def write_figures(path: Path | None, report: dict[str, Any]) -> None:
+    """Write a benchmark's figures as JSON when ``--json PATH`` was given."""
+    if path is not None:
+        path.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"figures written to {path}")
 
 
 def require(relative: Path | str) -> Path:

@@ -19,9 +19,7 @@ adding a row is one line.
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import shlex
 import statistics
 import sys
 import time
@@ -32,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import answer_in, build_candidates, nq_index  # noqa: E402
+from bench._data import answer_in, build_candidates, command_line, nq_index, write_figures  # noqa: E402
 from satchel._chunk import as_chunks  # noqa: E402
 from satchel._pack import rank_candidates  # noqa: E402
 from satchel._render import (  # noqa: E402
@@ -245,15 +243,11 @@ def main(argv: list[str] | None = None) -> None:
     budgets = [int(b) for b in args.budgets.split(",")]
     chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
     report = run(args.n, budgets, chosen, k_distractors=args.k)
-    report["command"] = "python " + " ".join(
-        shlex.quote(a) for a in ["bench/evidence.py", *(argv or sys.argv[1:])]
-    )
+    report["command"] = command_line("bench/evidence.py", argv)
     print(f"$ {report['command']}")
     print(table(report))
     print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})")
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"figures written to {args.json}")
+    write_figures(args.json, report)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ import io
 import pstats
 import random
 import re
-import shlex
 import statistics
 import sys
 import time
@@ -38,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import load_nq  # noqa: E402
+from bench._data import command_line, load_nq  # noqa: E402
 from satchel._tokens import TiktokenTokenizer  # noqa: E402
 
 SIZES = (1000, 10000)
@@ -222,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     records = load_nq()
     question = records[0]["question"]
-    command = "python " + " ".join(shlex.quote(a) for a in ["bench/speed.py", *(argv or sys.argv[1:])])
+    command = command_line("bench/speed.py", argv)
     print(f"$ {command}")
     rows = []
     by_stage: list[tuple[int, float, list[tuple[str, float]]]] = []

@@ -25,9 +25,7 @@ next to the question).
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import shlex
 import statistics
 import sys
 import time
@@ -37,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import BM25, answer_in, load_timeqa  # noqa: E402
+from bench._data import BM25, answer_in, command_line, load_timeqa, write_figures  # noqa: E402
 
 BUDGETS = (300, 600)
 MODEL = "gpt-4o"
@@ -201,15 +199,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     orders = args.orders.split(",") if args.orders else list(satchel.ORDERS)
     report = run(args.n, [int(b) for b in args.budgets.split(",")], orders)
-    report["command"] = "python " + " ".join(
-        shlex.quote(a) for a in ["bench/timeqa.py", *(argv or sys.argv[1:])]
-    )
+    report["command"] = command_line("bench/timeqa.py", argv)
     print(f"$ {report['command']}")
     print(table(report))
     print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL}, dedupe on)")
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"figures written to {args.json}")
+    write_figures(args.json, report)
 
 
 if __name__ == "__main__":
