@@ -452,6 +452,12 @@ class LocalClient:
         """The underlying ``llama_cpp.Llama``."""
         return self._llama
 
+    def close(self) -> None:
+        """Free the model now (llama.cpp's own finaliser fails if it runs at interpreter exit)."""
+        close = getattr(self._llama, "close", None)
+        if close is not None:
+            close()
+
     def tokenizer(self) -> LlamaTokenizer:
         """A Satchel tokenizer that counts in this model's vocabulary."""
         return self._tokenizer

@@ -158,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
+        if isinstance(client, LocalClient):
+            client.close()
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
     written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
     for s in result.summaries:

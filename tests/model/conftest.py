@@ -42,7 +42,8 @@ def local_client(gguf_path):
 
     client = LocalClient(gguf_path, n_ctx=N_CTX, n_threads=N_THREADS, name="smollm2-135m-instruct")
     client.register()
-    return client
+    yield client
+    client.close()
 
 
 def _free_port() -> int:
