@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "DedupeReport",
     "Ledger",
+    "extends",
     "find_duplicates",
     "join_kept",
     "normalise",
@@ -89,19 +90,33 @@ def _is_detail(word: str) -> bool:
     return core[0].isupper() and core.lower() not in _COMMON
 
 
-def _shifted(left: list[str], right: list[str], most: int = 32) -> bool:
-    """Whether ``right`` is ``left`` moved forward by up to ``most`` words (list compares run in C)."""
+def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
+    """How many words ``right`` starts into ``left`` when it is ``left`` moved forward
+    by up to ``most`` words (the rest agreeing word for word), else None."""
     if not right:
-        return False
+        return None
     first, k = right[0], -1
     while True:
         try:
             k = left.index(first, k + 1, most + 1)  # only offsets where right could start
         except ValueError:
-            return False
+            return None
         overlap = min(len(left) - k, len(right))
         if left[k : k + overlap] == right[:overlap]:
-            return True
+            return k
+
+
+def extends(new: str, kept: str) -> bool:
+    """Whether ``new`` is ``kept``'s window shifted along the document, with words ``kept`` lacks.
+
+    Such a text is not a duplicate: the sentence ledger sends just its new part.
+    """
+    new_words, kept_words = _plain(new.split()), _plain(kept.split())
+    k = _shift(kept_words, new_words)
+    if k is not None:  # new starts k words into kept: does it run past kept's end?
+        return len(new_words) > len(kept_words) - k
+    k = _shift(new_words, kept_words)
+    return k is not None and k > 0  # new starts k words before kept
 
 
 def differs_in_details(a: str, b: str) -> bool:
@@ -113,7 +128,7 @@ def differs_in_details(a: str, b: str) -> bool:
     """
     left, right = a.split(), b.split()
     plain_left, plain_right = _plain(left), _plain(right)
-    if _shifted(plain_left, plain_right) or _shifted(plain_right, plain_left):
+    if _shift(plain_left, plain_right) is not None or _shift(plain_right, plain_left) is not None:
         return False  # a window shifted along its document: only its ends differ
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
     # then judge the original words where the texts differ.
@@ -254,6 +269,8 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
+            if extends(text, texts[j]):
+                continue  # a shifted window with words of its own: the ledger sends the new part
             if not differs_in_details(text, texts[j]):
                 if similarity >= near:
                     duplicate_of[i] = (j, round(similarity, 3))

@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+import satchel
 from satchel._dedupe import Ledger, differs_in_details, find_duplicates, split_sentences, strip_boilerplate
 
 SHARED = pathlib.Path(
@@ -46,23 +47,36 @@ def test_differs_in_details(a, b, differs):
     assert differs_in_details(a, b) is differs
 
 
-def test_shifted_windows_are_duplicates_and_edited_copies_conflicts():
+def test_contained_windows_are_duplicates_extended_ones_are_not_and_edits_conflict():
     texts = paragraphs(40)
     rng = random.Random(7)
     originals = texts[:20]
-    shifted, edited = [], []
+    inside, extended, edited = [], [], []
     for text in originals:
         words = text.split()
-        shifted.append(" ".join(words[6:] + ["and", "more", "words", "here", "at", "end"]))
+        inside.append(" ".join(words[6:]))  # a window that starts later and adds nothing
+        extended.append(" ".join(words[6:] + ["and", "more", "words", "here", "at", "end"]))
         k = rng.randrange(20, len(words) - 20)
         edited.append(" ".join(words[:k] + ["1999" if not words[k].isdigit() else "2000"] + words[k + 1 :]))
-    report = find_duplicates(originals + shifted + edited + texts[20:])
+    report = find_duplicates(originals + inside + extended + edited + texts[20:])
     for i in range(20):
-        assert report.duplicate_of.get(20 + i, (None,))[0] == i  # shifted copy: duplicate of the original
-        assert 40 + i not in report.duplicate_of  # one number changed inside: never a duplicate...
-        assert i in report.conflicts.get(40 + i, ())  # ...but marked as conflicting
-    for i in range(60, 80):  # unrelated paragraphs stay
+        assert report.duplicate_of.get(20 + i, (None,))[0] == i  # nothing new: a duplicate
+        assert 40 + i not in report.duplicate_of  # new words at its end: left to the sentence ledger
+        assert i not in report.conflicts.get(40 + i, ())
+        assert 60 + i not in report.duplicate_of  # one number changed inside: never a duplicate...
+        assert i in report.conflicts.get(60 + i, ())  # ...but marked as conflicting
+    for i in range(80, 100):  # unrelated paragraphs stay
         assert i not in report.duplicate_of
+
+
+def test_an_extended_window_sends_only_its_new_part():
+    base = "The lamp ships in May. It has three modes. The base is made of oak. Each mode is dimmable."
+    longer = base + " A travel case is sold separately."
+    result = satchel.pack(
+        [{"id": "a", "text": base, "score": 0.9}, {"id": "b", "text": longer, "score": 0.8}], "q?"
+    )
+    assert [s.text for s in result.sources] == [base, "A travel case is sold separately."]
+    assert result.entry("b").sentences_removed == 4
 
 
 def test_near_duplicate_search_is_deterministic_across_hash_seeds():
