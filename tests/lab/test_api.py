@@ -27,6 +27,15 @@ def example() -> dict:
     return example_request()
 
 
+@pytest.fixture
+def model_lab() -> tuple[TestClient, FakeModel]:
+    """The lab with a fake model behind its model seam, and that model."""
+    model = FakeModel()
+    app = create_app(model="")
+    app.dependency_overrides[lab_model] = lambda: model
+    return TestClient(app), model
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -215,22 +224,19 @@ class FakeModel:
         return FakeAnswer(f"30 days [S1] ({len(messages)} messages)")
 
 
-def test_ask_sends_the_packed_messages_to_the_model(example):
-    model = FakeModel()
-    app = create_app(model="")
-    app.dependency_overrides[lab_model] = lambda: model
+def test_ask_sends_the_packed_messages_to_the_model(example, model_lab):
+    lab, model = model_lab
     body = {
         "candidates": example["candidates"],
         "question": example["question"],
         "options": {"source_budget": 300, "reserve_answer": 200},
     }
-    data = TestClient(app).post("/api/ask", json=body).json()
+    data = lab.post("/api/ask", json=body).json()
     expected = satchel.pack(example["candidates"], example["question"], source_budget=300, reserve_answer=200)
     assert model.calls == [(expected.chat_messages(), 200)]
     assert data["answer"]["text"] == "30 days [S1] (2 messages)"
     assert data["notice"] is None
-    if callable(getattr(satchel, "cite", None)):
-        assert "S1" in data["citations"]["cited_labels"]
+    assert "S1" in data["citations"]["cited_labels"]
 
 
 def test_the_model_spec_goes_to_the_factory_once(example):
@@ -280,10 +286,8 @@ def test_cli_registers_lab():
     assert (args.host, args.port, args.no_browser, args.model) == ("127.0.0.1", 8123, True, None)
 
 
-def test_ablate_runs_the_harness_with_the_lab_model(example):
-    model = FakeModel()
-    app = create_app(model="")
-    app.dependency_overrides[lab_model] = lambda: model
+def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
+    lab, _ = model_lab
     body = {
         "candidates": example["candidates"],
         "question": example["question"],
@@ -292,7 +296,7 @@ def test_ablate_runs_the_harness_with_the_lab_model(example):
         "gold": ["returns-policy#1"],
         "permutations": 0,
     }
-    response = TestClient(app).post("/api/ablate", json=body)
+    response = lab.post("/api/ablate", json=body)
     assert response.status_code == 200, response.text
     variants = response.json()["result"]["variants"]
     assert {"full", "top1", "reversed", "uncompressed"} <= set(variants)
