@@ -22,7 +22,7 @@ from ._dedupe import Ledger
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
-__all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
+__all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
 
 
 @dataclass(slots=True)
@@ -91,12 +91,12 @@ def admit(
     ranked: Sequence[Chunk],
     budget: int,
     cost: CostFn,
+    text_tokens: Callable[[str], int],
     *,
     duplicate_of: Mapping[str, tuple[str, float]] | None = None,
     sentences: bool = True,
     neighbours: bool = True,
     max_sources: int | None = None,
-    text_tokens: Callable[[str], int] | None = None,
     max_chunk_tokens: int | None = None,
     policy: Policy | None = None,
 ) -> Admission:
@@ -106,7 +106,7 @@ def admit(
     by_doc: dict[str, list[Draft]] = {}
     duplicate_of = duplicate_of or {}
     policy = policy or Policy()
-    count = text_tokens or (lambda t: cost([], t, 1))
+    count = text_tokens
     for position, chunk in enumerate(ranked):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
@@ -321,3 +321,26 @@ def _merge_neighbours(
         merged_into=lead_draft.lead.id,
     )
     return True
+
+
+def drop_weakest(admission: Admission, over: int) -> None:
+    """The exact count of the assembled prompt came out ``over`` its limit: drop the weakest source.
+
+    Admission counts the parts of a prompt; only the whole is exact. When the
+    two disagree, the lowest-priority, worst-ranked non-CRITICAL source goes.
+    """
+    droppable = [d for d in admission.sources if d.lead.priority != Priority.CRITICAL]
+    if not droppable:
+        raise BudgetError(
+            f"the assembled prompt is {over} tokens over budget and holds only CRITICAL content; "
+            "raise the budget or lower a priority"
+        )
+    weakest = max(droppable, key=lambda d: (d.lead.priority, d.rank))
+    admission.sources.remove(weakest)
+    admission.used -= weakest.cost
+    for m in weakest.members:
+        admission.decisions[m.id] = Decision(
+            "dropped",
+            f"dropped after the exact count of the assembled prompt came out {over} token(s) over budget",
+            "verify",
+        )

@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._admit import Admission, Decision, Draft, Policy, admit
+from ._admit import Admission, Decision, Draft, Policy, admit, drop_weakest
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
-from ._errors import BudgetError, ConfigError, InputError
+from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
 from ._order import OrderFn, apply_order, check_order
@@ -285,7 +285,7 @@ class Packer:
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
-            _drop_weakest(admission, over)
+            drop_weakest(admission, over)
 
         conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
         return PackResult(
@@ -384,13 +384,13 @@ class Packer:
             ranked,
             max(0, budget.sources - wrapper),
             self._cost,
+            lambda t: count(escape_text(t)),
             duplicate_of={
                 retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()
             },
             sentences="sentences" in self._stages,
             neighbours="neighbours" in self._stages,
             max_sources=self.max_sources,
-            text_tokens=lambda t: count(escape_text(t)),
             max_chunk_tokens=self.max_chunk_tokens,
             policy=policy,
         )
@@ -564,25 +564,6 @@ class Packer:
                 )
             )
         return tuple(entries)
-
-
-def _drop_weakest(admission: Admission, over: int) -> None:
-    """The exact count of the rendered prompt came out over budget: drop the weakest source."""
-    droppable = [d for d in admission.sources if d.lead.priority != Priority.CRITICAL]
-    if not droppable:
-        raise BudgetError(
-            f"the rendered prompt is {over} tokens over budget and holds only CRITICAL sources; "
-            "raise the budget or lower a priority"
-        )
-    weakest = max(droppable, key=lambda d: (d.lead.priority, d.rank))
-    admission.sources.remove(weakest)
-    admission.used -= weakest.cost
-    for m in weakest.members:
-        admission.decisions[m.id] = Decision(
-            "dropped",
-            f"dropped after the exact count of the rendered prompt came out {over} token(s) over budget",
-            "verify",
-        )
 
 
 def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, list[dict[str, str]]]:

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._admit import Admission, admit
+from ._admit import Admission, admit, drop_weakest
 from ._chunk import Chunk, Priority, as_priority
-from ._errors import BudgetError, ConfigError, InputError
+from ._errors import ConfigError, InputError
 from ._models import get_model
 from ._pack import rank_candidates
 from ._tokens import TokenCounter, resolve_tokenizer
@@ -105,7 +105,7 @@ class ContextWindow:
             used = count(prompt)
             if used <= max_tokens:
                 break
-            self._drop_lowest(admission, included, used - max_tokens)
+            drop_weakest(admission, used - max_tokens)
         self._usage = WindowUsage(
             included=tuple(b.id for b in included),
             excluded=tuple(b.id for b in self._blocks if not _kept(admission, b.id)),
@@ -114,20 +114,6 @@ class ContextWindow:
             reasons={k: d.reason for k, d in admission.decisions.items()},
         )
         return prompt
-
-    @staticmethod
-    def _drop_lowest(admission: Admission, included: list[Chunk], over: int) -> None:
-        candidates = [b for b in included if b.priority != Priority.CRITICAL]
-        if not candidates:
-            raise BudgetError(
-                f"the CRITICAL blocks alone are {over} tokens over max_tokens; raise max_tokens"
-            )
-        weakest = max(candidates, key=lambda b: (b.priority, b.rank))
-        admission.sources = [d for d in admission.sources if d.lead is not weakest]
-        admission.decisions[weakest.id].status = "dropped"
-        admission.decisions[
-            weakest.id
-        ].reason = f"dropped after the exact count came out {over} token(s) over"
 
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""
