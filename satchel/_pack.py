@@ -27,10 +27,10 @@ from ._render import (
     attributes,
     check_metadata_fields,
     escape_text,
-    open_tag,
     prompt_text,
     question_block,
     source_block,
+    source_parts,
     sources_block,
 )
 from ._represent import Compressor, question_terms, term_weights
@@ -456,10 +456,8 @@ class Packer:
         apart (an estimate; the rendered prompt is then counted again).
         """
         count = self._counter
-        ids = ", ".join(m.id for m in members)
-        head = open_tag(label, ids, self._attrs(members[0])) + "\n"
-        body = escape_text(text)
-        tail = f"\n</source_{label}>\n"
+        head, body, close = source_parts(label, [m.id for m in members], self._attrs(members[0]), text)
+        tail = close + "\n"  # and the line break that joins it to what follows
         if not count.additive or not body:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
@@ -477,7 +475,7 @@ class Packer:
         labels: dict[str, str | list[str]] = {}
         for n, draft in enumerate(ordered, start=1):
             ids = [m.id for m in draft.members]
-            blocks.append(source_block(n, ", ".join(ids), self._attrs(draft.lead), draft.text))
+            blocks.append(source_block(n, ids, self._attrs(draft.lead), draft.text))
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
         # With nothing kept the prompt is the question alone: an empty <sources>
         # element would cost tokens a zero source budget does not have.

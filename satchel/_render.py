@@ -32,6 +32,7 @@ __all__ = [
     "prompt_text",
     "question_block",
     "source_block",
+    "source_parts",
     "sources_block",
     "unescape",
 ]
@@ -112,9 +113,21 @@ def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
     return " ".join(parts) + ">"
 
 
-def source_block(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> str:
+def source_parts(
+    n: int, chunk_ids: Sequence[str], attrs: Sequence[tuple[str, str]], text: str
+) -> tuple[str, str, str]:
+    """One source as (open tag and line break, escaped text, line break and close tag).
+
+    The single place that knows an enclosure's shape: rendering joins the parts,
+    and the cost of a source is counted on the same parts.
+    """
+    head = open_tag(n, ", ".join(chunk_ids), attrs) + "\n"
+    return head, escape_text(text), f"\n</source_{n}>"
+
+
+def source_block(n: int, chunk_ids: Sequence[str], attrs: Sequence[tuple[str, str]], text: str) -> str:
     """One source: open tag, escaped text, close tag, each on its own line."""
-    return f"{open_tag(n, chunk_ids, attrs)}\n{escape_text(text)}\n</source_{n}>"
+    return "".join(source_parts(n, chunk_ids, attrs, text))
 
 
 SOURCES_OPEN = "<sources>"
