@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
+    "NEGATION_PATTERN",
     "DedupeReport",
     "Ledger",
     "extends",
@@ -42,10 +43,10 @@ __all__ = [
 ]
 
 _NUMBERISH = re.compile(r"\S*\d\S*")
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b",
-    re.IGNORECASE,
-)
+#: Negations, as a regex: a detail that must never be merged or compressed away
+#: (shared with compression's protected sentences).
+NEGATION_PATTERN = r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b"
+_NEGATION = re.compile(NEGATION_PATTERN, re.IGNORECASE)
 
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
 #: duplication; skipping them keeps candidate generation near-linear.
@@ -455,8 +456,8 @@ def strip_boilerplate(
         for n, (s, e) in enumerate(spans):
             if 2 <= n <= last - 2:
                 continue
-            key = normalise(text[s:e])
-            if key.count(" ") + 1 >= MIN_SENTENCE_WORDS:
+            key = _key(text[s:e])
+            if key is not None:
                 at_edges.setdefault(key, set()).add(doc)
     boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents}
     out = []

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._dedupe import split_sentences
+from ._dedupe import NEGATION_PATTERN, split_sentences
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -40,7 +40,7 @@ _STOP = frozenset(
 )
 _DETAIL = re.compile(
     r"\d"  # numbers, dates, units with a number, versions
-    r"|\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b"  # negations
+    rf"|(?i:{NEGATION_PATTERN})"  # negations, in any case
     r"|\b[A-Z]{2,}[-_]?\d*\b|\b\w+[-_]\d+\b"  # identifiers and codes
     r"|(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+",  # names not at a sentence start
 )

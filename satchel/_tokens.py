@@ -268,15 +268,6 @@ class TokenCounter:
             n = self._cache[text] = self.tokenizer.count(text)
         return n
 
-    def encode(self, text: str) -> list[int] | None:
-        """Token ids of ``text`` (and its count remembered), or None if the tokenizer cannot encode."""
-        encode = getattr(self.tokenizer, "encode", None)
-        if encode is None:
-            return None
-        ids: list[int] = encode(text)
-        self._cache[text] = len(ids)
-        return ids
-
     def joined(self, left: str, right: str) -> int:
         """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
         if not self.additive:
