@@ -48,8 +48,8 @@ __all__ = [
     "nq_index",
     "require",
     "tokenize",
+    "publish",
     "windows",
-    "write_figures",
 ]
 
 NQ_FILE = Path("nq-open-oracle") / "nq-open-oracle.jsonl.gz"
@@ -74,8 +74,19 @@ def command_line(script: str, argv: Sequence[str] | None) -> str:
     )
 
 
-def write_figures(path: Path | None, report: dict[str, Any]) -> None:
-    """Write a benchmark's figures as JSON when ``--json PATH`` was given."""
+def publish(
+    script: str,
+    argv: Sequence[str] | None,
+    report: dict[str, Any],
+    table: str,
+    footer: str,
+    path: Path | None,
+) -> None:
+    """Print a benchmark's command, table and footer; write its figures as JSON when ``--json PATH``."""
+    report["command"] = command_line(script, argv)
+    print(f"$ {report['command']}")
+    print(table)
+    print(footer)
     if path is not None:
         path.write_text(json.dumps(report, indent=2) + "\n")
         print(f"figures written to {path}")

@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import answer_in, build_candidates, command_line, nq_index, write_figures  # noqa: E402
+from bench._data import answer_in, build_candidates, nq_index, publish  # noqa: E402
 from satchel._chunk import as_chunks  # noqa: E402
 from satchel._pack import rank_candidates  # noqa: E402
 from satchel._render import (  # noqa: E402
@@ -243,11 +243,8 @@ def main(argv: list[str] | None = None) -> None:
     budgets = [int(b) for b in args.budgets.split(",")]
     chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
     report = run(args.n, budgets, chosen, k_distractors=args.k)
-    report["command"] = command_line("bench/evidence.py", argv)
-    print(f"$ {report['command']}")
-    print(table(report))
-    print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})")
-    write_figures(args.json, report)
+    footer = f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})"
+    publish("bench/evidence.py", argv, report, table(report), footer, args.json)
 
 
 if __name__ == "__main__":

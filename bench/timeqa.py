@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import BM25, answer_in, command_line, load_timeqa, write_figures  # noqa: E402
+from bench._data import BM25, answer_in, load_timeqa, publish  # noqa: E402
 
 BUDGETS = (300, 600)
 MODEL = "gpt-4o"
@@ -199,11 +199,10 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     orders = args.orders.split(",") if args.orders else list(satchel.ORDERS)
     report = run(args.n, [int(b) for b in args.budgets.split(",")], orders)
-    report["command"] = command_line("bench/timeqa.py", argv)
-    print(f"$ {report['command']}")
-    print(table(report))
-    print(f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL}, dedupe on)")
-    write_figures(args.json, report)
+    footer = (
+        f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL}, dedupe on)"
+    )
+    publish("bench/timeqa.py", argv, report, table(report), footer, args.json)
 
 
 if __name__ == "__main__":
