@@ -160,7 +160,7 @@ STAGES = (
     ("admit (incl. sentences, neighbours)", "admit", "_admit.py"),
     ("  Ledger.fresh (sentence dedupe)", "fresh", "_dedupe.py"),
     ("  Ledger.record", "record", "_dedupe.py"),
-    ("  split_sentences (nupunkt)", "split_sentences", "_dedupe.py"),
+    ("  split_sentences (rule-based)", "split_sentences", "_dedupe.py"),
     ("  Packer._cost", "_cost", "_pack.py"),
     ("apply_order", "apply_order", "_order.py"),
     ("Packer._render", "_render", "_pack.py"),
