@@ -26,6 +26,7 @@ from ._render import (
     SOURCES_OPEN,
     attributes,
     check_metadata_fields,
+    chunk_attr,
     escape_text,
     prompt_text,
     question_block,
@@ -456,7 +457,8 @@ class Packer:
         apart (an estimate; the rendered prompt is then counted again).
         """
         count = self._counter
-        head, body, close = source_parts(label, [m.id for m in members], self._attrs(members[0]), text)
+        ids = chunk_attr([m.id for m in members])
+        head, body, close = source_parts(label, ids, self._attrs(members[0]), text)
         tail = close + "\n"  # and the line break that joins it to what follows
         if not count.additive or not body:
             return count(head) + count(body) + count(tail)
@@ -475,7 +477,7 @@ class Packer:
         labels: dict[str, str | list[str]] = {}
         for n, draft in enumerate(ordered, start=1):
             ids = [m.id for m in draft.members]
-            blocks.append(source_block(n, ids, self._attrs(draft.lead), draft.text))
+            blocks.append(source_block(n, chunk_attr(ids), self._attrs(draft.lead), draft.text))
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
         # With nothing kept the prompt is the question alone: an empty <sources>
         # element would cost tokens a zero source budget does not have.

@@ -26,6 +26,7 @@ from ._errors import ConfigError
 __all__ = [
     "DEFAULT_METADATA",
     "DEFAULT_SYSTEM",
+    "chunk_attr",
     "escape_attr",
     "escape_text",
     "open_tag",
@@ -113,19 +114,22 @@ def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
     return " ".join(parts) + ">"
 
 
-def source_parts(
-    n: int, chunk_ids: Sequence[str], attrs: Sequence[tuple[str, str]], text: str
-) -> tuple[str, str, str]:
+def chunk_attr(ids: Sequence[str]) -> str:
+    """The ``chunk`` attribute of a source: its chunk id, or a merged source's ids."""
+    return ", ".join(ids)
+
+
+def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> tuple[str, str, str]:
     """One source as (open tag and line break, escaped text, line break and close tag).
 
     The single place that knows an enclosure's shape: rendering joins the parts,
     and the cost of a source is counted on the same parts.
     """
-    head = open_tag(n, ", ".join(chunk_ids), attrs) + "\n"
+    head = open_tag(n, chunk_ids, attrs) + "\n"
     return head, escape_text(text), f"\n</source_{n}>"
 
 
-def source_block(n: int, chunk_ids: Sequence[str], attrs: Sequence[tuple[str, str]], text: str) -> str:
+def source_block(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> str:
     """One source: open tag, escaped text, close tag, each on its own line."""
     return "".join(source_parts(n, chunk_ids, attrs, text))
 

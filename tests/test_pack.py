@@ -200,3 +200,12 @@ def test_packer_is_reusable():
     a = packer.pack([{"id": "a", "text": "One."}], "q?")
     b = packer.pack([{"id": "a", "text": "One."}], "q?")
     assert a.text == b.text and a.config["order"] == "edges"
+
+
+def test_source_block_is_the_enclosure_the_prompt_uses():
+    from satchel._render import chunk_attr, source_block
+
+    block = source_block(2, chunk_attr(["w1", "w2"]), [("title", 'A "b"')], "x < y")
+    assert block == '<source_2 id="S2" chunk="w1, w2" title="A &quot;b&quot;">\nx &lt; y\n</source_2>'
+    r = satchel.pack([{"id": "doc#1", "text": "x < y", "title": 'A "b"'}], "q?")
+    assert source_block(1, "doc#1", [("title", 'A "b"')], "x < y") in r.text
