@@ -270,12 +270,16 @@ class Packer:
         system_text, history_msgs = _check_prompt_parts(question, system, history)
         budget = self._plan(question, system_text, history_msgs)
         retrieval = rank_candidates(chunks)
+        # Every candidate's count is in the manifest: count them all in one native
+        # batch, in the background while the dedupe below runs in Python.
+        counted = self._counter.prefetch([escape_text(c.text) for c in retrieval])
         found = self._find_duplicates(retrieval)
         ranked, stripped = self._strip_boilerplate(retrieval, found)
         # roles (seed 003): always reported; with role caps they also set admission order
         roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
         if self.role_caps is not None:
             ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
+        counted()
         admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question)
 
         # order, render, and verify the exact count of what will be sent

@@ -149,3 +149,94 @@ def test_joined_counts_equal_counting_the_whole(name):
     for left in lefts:
         for right in ("\n</source_1>\n", ".\n</source_12>\n", "", " tail"):
             assert count.joined(left, right) == count.tokenizer.count(left + right)
+
+
+#: Characters that stress the pre-tokenisers: punctuation that swallows line breaks,
+#: every kind of space, contractions, digits of other scripts, tag characters.
+_HOSTILE = list("aZ9 .,!?'\"\n\r\t/<>&-_()[]") + [
+    "\u3000",
+    "\xa0",
+    "é",
+    "日",
+    "’",
+    "'s",
+    "'T",
+    "  ",
+    "\x0b",
+    "\x0c",
+    "\u2028",
+    "\x85",
+    "١",
+    "🎒",
+]
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_a_space_or_tab_after_a_visible_character_always_splits(name):
+    # The rule exact counting rests on (TiktokenTokenizer): count(a + b) == count(a) + count(b)
+    # when b starts with a space or tab and a ends with a character other than whitespace.
+    import random
+
+    count = TiktokenTokenizer(name).count
+    rng = random.Random(7)
+    texts = SAMPLES + [
+        "".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(2, 40))) for _ in range(3000)
+    ]
+    checked = 0
+    for text in texts:
+        for k in range(1, len(text)):
+            if text[k] in " \t" and not text[k - 1].isspace():
+                checked += 1
+                assert count(text[:k]) + count(text[k:]) == count(text), (text[:k], text[k:])
+    assert checked > 3000
+    # and it is the line break that ends the rule: punctuation takes it into its piece
+    assert count("end.") + count("\nNext") != count("end.\nNext")
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_count_many_equals_counting_one_by_one(name):
+    tok = TiktokenTokenizer(name)
+    texts = SAMPLES + ["", "<|endoftext|>", "a<|endoftext|>b", "x\ud800y", "end.", "\n", " "] * 3
+    assert tok.count_many(texts) == [tok.count(t) for t in texts]
+    assert tok.count_many([]) == []
+
+
+def test_prefetch_counts_in_the_background_and_fills_the_cache():
+    from satchel._tokens import TokenCounter
+
+    tok = TiktokenTokenizer("o200k_base")
+    count = TokenCounter(tok)
+    texts = [f"Text number {i}: the lamp blinks blue {i * 7} times." for i in range(200)]
+    wait = count.prefetch(texts + texts[:10])
+    wait()
+    assert all(count._cache[t] == tok.count(t) for t in texts)
+    calls = []
+    count.tokenizer = type("Spy", (), {"count": lambda self, t: calls.append(t) or 0})()
+    assert [count(t) for t in texts] == [tok.count(t) for t in texts] and calls == []
+
+
+def test_prefetch_raises_the_background_error_in_the_caller():
+    from satchel._tokens import TokenCounter
+
+    class Broken:
+        name, exact = "broken", True
+
+        def count(self, text):
+            return 1
+
+        def count_many(self, texts):
+            raise satchel.TokenizerError("tokenizer broke")
+
+    wait = TokenCounter(Broken()).prefetch([f"t{i}" for i in range(100)])
+    with pytest.raises(satchel.TokenizerError, match="tokenizer broke"):
+        wait()
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_joined_cuts_only_where_pieces_split(name):
+    from satchel._tokens import TokenCounter
+
+    count = TokenCounter(TiktokenTokenizer(name))
+    for left in ("ab  cd.", "ab \tcd!", "   x.", "nospace.", "a\n b.", "日本 語。", "x  \n  y"):
+        for right in ("\n</source_1>\n", " more", "\n"):
+            assert count.joined(left, right) == count.tokenizer.count(left + right)
