@@ -296,56 +296,66 @@ _ABBREVIATIONS = frozenset(
 )
 # These abbreviate only before a number ("No. 5", "p. 12"); "said no. He" ends a sentence.
 _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art sec ch".split())
-# A sentence ends at ., ! or ? (with any closing quotes or brackets) followed by
-# whitespace and something that can start a sentence; or at a blank line.
-_END = re.compile(r"""[.!?…]+["'”’)\]]*(?=\s+["'“‘(\[]?[A-Z0-9$€£#])|\n[ \t]*\n""")
+# A sentence ends at a run of ., ! or ? (with any closing quotes or brackets)
+# followed by whitespace and something that can start a sentence; or at a blank
+# line. Group 1 spans the whitespace after an end: from the end of one sentence
+# to the start of the next. The scan is split in two so that Python looks only at
+# the few periods that may follow an abbreviation:
+_CLOSE = r"""[.!?…]*["'”’)\]]*(?=(\s+)["'“‘(\[]?[A-Z0-9$€£#])"""
+#: ends decided by the regex alone: "!", "?" or "…", or a period after seven
+#: characters with no space, line break, period or opening quote or bracket (no
+#: abbreviation is that long)
+_CLEAR_END = re.compile(r"""[.!?…](?:(?<=[^ \n.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)""" + _CLOSE)
+#: periods after a short word or one with periods in it: _period_ends decides
+_MAYBE_END = re.compile(r"""\.(?<![^ \n.!?…"'“‘(\[]{7}\.)(?<![.!?…].)""" + _CLOSE)
+#: a blank line, and the whitespace after it
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
 
-def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    if match.group(0).startswith("\n") or match.group(0)[0] != ".":
-        return True
-    word_start = text.rfind(" ", 0, match.start()) + 1
-    newline = text.rfind("\n", 0, match.start()) + 1
-    word = text[max(word_start, newline) : match.start()].lstrip("\"'“‘([")
+def _period_ends(text: str, at: int) -> bool:
+    """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence."""
+    word = text[max(text.rfind(" ", 0, at), text.rfind("\n", 0, at)) + 1 : at].lstrip("\"'“‘([")
     if not word:
         return True
-    if len(word) == 1 and word.isalpha():  # an initial: "J. Smith"
-        return False
-    if "." in word:  # "U.S.", "e.g."
+    if (len(word) == 1 and word.isalpha()) or "." in word:  # "J. Smith", "U.S.", "e.g."
         return False
     word = word.lower()
-    if word in _NUMBER_ABBREVIATIONS:
-        following = text[match.end() :].lstrip()[:1]
-        return not following.isdigit()
+    if word in _NUMBER_ABBREVIATIONS:  # "No. 5" but "said no. He"
+        return not text[at + 1 :].lstrip()[:1].isdigit()
     return word not in _ABBREVIATIONS
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans of ``text`` without surrounding whitespace.
 
-    Rule-based on purpose: it is fast (one regex pass), predictable, and keeps
-    "$2.99", "Dr. Smith", "U.S." and initials inside their sentence. (The Punkt
-    model of nupunkt was tried first; it reads "the app. Press" as an
-    abbreviation and merges seed 001's sentences.)
+    Rule-based on purpose: it is fast (two regex scans; Python looks only at
+    periods after short or dotted words), predictable, and keeps "$2.99",
+    "Dr. Smith", "U.S." and initials inside their sentence. (The Punkt model of
+    nupunkt was tried first; it reads "the app. Press" as an abbreviation and
+    merges seed 001's sentences.)
     """
+    gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
+    maybe = [m.span(1) for m in _MAYBE_END.finditer(text) if _period_ends(text, m.start())]
+    first, last = len(text) - len(text.lstrip()), len(text.rstrip())
+    if "\n" not in text:
+        if maybe:
+            gaps = sorted(gaps + maybe)
+        if first >= last:
+            return []
+        # every gap separates two sentences: from the end of one to the start of the next
+        return list(zip([first, *(g[1] for g in gaps)], [*(g[0] for g in gaps), last], strict=True))
+    # A blank line ends the sentence before it (wherever that ends) unless a gap already did.
     spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _END.finditer(text):
-        if not _ends_sentence(text, match):
-            continue
-        end = match.end() if not match.group(0).startswith("\n") else match.start()
-        _add_span(text, start, end, spans)
-        start = match.end()
-    _add_span(text, start, len(text), spans)
+    start = first
+    for end, after in sorted(gaps + maybe + [m.span() for m in _BLANK_LINE.finditer(text)]):
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            spans.append((start, end))
+        start = max(start, after)
+    if last > start:
+        spans.append((start, last))
     return spans
-
-
-def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    piece = text[start:end]
-    stripped = piece.strip()
-    if stripped:
-        lead = len(piece) - len(piece.lstrip())
-        spans.append((start + lead, start + lead + len(stripped)))
 
 
 @dataclass(frozen=True, slots=True)

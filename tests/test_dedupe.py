@@ -117,6 +117,15 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ("J. R. R. Tolkien wrote it. Really?", ["J. R. R. Tolkien wrote it.", "Really?"]),
         ("He lives in the U.S. now. Fine.", ["He lives in the U.S. now.", "Fine."]),
         ("Heading\n\nBody text here", ["Heading", "Body text here"]),
+        ("Heading  \n \n\n  Body. Text", ["Heading", "Body.", "Text"]),
+        (
+            'End here.\n\nNew one (approx. $2.50) ok!  "Quoted." Done',
+            ["End here.", "New one (approx. $2.50) ok!", '"Quoted."', "Done"],
+        ),
+        ("Growth was 55.5\xa0percent. Next one", ["Growth was 55.5\xa0percent.", "Next one"]),
+        ("  Wait... What? Yes!!", ["Wait...", "What?", "Yes!!"]),
+        ("See e.g. Smith; he said no. 5 is wrong", ["See e.g. Smith; he said no. 5 is wrong"]),
+        ("   \n\n  ", []),
     ],
 )
 def test_sentence_splitter(text, sentences):
