@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
-from ._dedupe import Ledger
+from ._dedupe import Ledger, SentenceCache
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
@@ -99,10 +99,14 @@ def admit(
     max_sources: int | None = None,
     max_chunk_tokens: int | None = None,
     policy: Policy | None = None,
+    cache: SentenceCache | None = None,
 ) -> Admission:
-    """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens."""
+    """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens.
+
+    ``cache`` holds texts already split into sentences (by the first dedupe pass).
+    """
     out = Admission()
-    ledger = Ledger() if sentences else None
+    ledger = Ledger(cache) if sentences else None
     by_doc: dict[str, list[Draft]] = {}
     duplicate_of = duplicate_of or {}
     policy = policy or Policy()

@@ -34,6 +34,7 @@ __all__ = [
     "NEGATION_PATTERN",
     "DedupeReport",
     "Ledger",
+    "SentenceCache",
     "extends",
     "find_duplicates",
     "join_kept",
@@ -194,20 +195,27 @@ _MIN_SHARED = 8
 CONFLICT_MARGIN = 0.2
 
 
-def find_duplicates(texts: Sequence[str], *, exact: bool = True, near: float | None = 0.8) -> DedupeReport:
+def find_duplicates(
+    texts: Sequence[str],
+    *,
+    exact: bool = True,
+    near: float | None = 0.8,
+    sentences: SentenceCache | None = None,
+) -> DedupeReport:
     """Find exact copies, near-duplicates and conflicts among ``texts`` (best-ranked first)."""
     duplicate_of: dict[int, tuple[int, float]] = {}
     conflicts: dict[int, list[int]] = {}
+    cache = sentences if sentences is not None else SentenceCache()
     if exact:
         first: dict[str, int] = {}
         for i, text in enumerate(texts):
-            key = normalise(text)
+            key = cache.split(text).key
             if key in first:
                 duplicate_of[i] = (first[key], 1.0)
             else:
                 first[key] = i
     if near is not None:
-        _near_duplicates(texts, near, duplicate_of, conflicts)
+        _near_duplicates(texts, near, duplicate_of, conflicts, cache)
     # A candidate that duplicates another cannot also conflict with it.
     final = {
         i: tuple(sorted({j for j in js if j not in duplicate_of}))
@@ -222,6 +230,7 @@ def _near_duplicates(
     near: float,
     duplicate_of: dict[int, tuple[int, float]],
     conflicts: dict[int, list[int]],
+    cache: SentenceCache,
 ) -> None:
     postings: dict[int, list[int]] = {}
     shingle_sets: dict[int, frozenset[int]] = {}
@@ -230,15 +239,14 @@ def _near_duplicates(
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        words = text.lower().split()
-        if len(words) < SHORT_TEXT:
+        # Words as CRC-32 numbers: deterministic in every process (unlike hash() of a
+        # str), computed in C, and once per distinct sentence.
+        ids = cache.word_numbers(text)
+        if len(ids) < SHORT_TEXT:
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
-            words = _masked_words(text)
-        # Words as CRC-32 numbers: deterministic in every process (unlike hash() of a
-        # str), and computed in C.
-        ids = list(map(zlib.crc32, map(str.encode, words)))
+            ids = list(map(zlib.crc32, map(str.encode, _masked_words(text))))
         # Shingles are kept as their (deterministic) hashes: a quarter of the memory of tuples.
         shingles = _fingerprint(ids)
         shingle_sets[i] = shingles
@@ -359,6 +367,64 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 @dataclass(frozen=True, slots=True)
+class Split:
+    """One text cut into sentences: their spans, and each sentence normalised."""
+
+    spans: list[tuple[int, int]]
+    normal: list[str]
+    #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
+    keys: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """The text normalised (as :func:`normalise`): sentences split only at whitespace."""
+        return " ".join(self.normal)
+
+
+class SentenceCache:
+    """Each text split into sentences once, and each distinct sentence normalised once.
+
+    Every dedupe stage reads texts through one cache: exact copies compare
+    :attr:`Split.key`, near-duplicates the word numbers of the sentences, the
+    ledger the normalised sentences. Retrieved windows overlap, so most
+    sentences recur across candidates and are processed once.
+    """
+
+    __slots__ = ("_normal", "_splits", "_words")
+
+    def __init__(self) -> None:
+        self._splits: dict[str, Split] = {}
+        self._normal: dict[str, str] = {}
+        self._words: dict[str, tuple[int, ...]] = {}
+
+    def split(self, text: str) -> Split:
+        done = self._splits.get(text)
+        if done is None:
+            spans = split_sentences(text)
+            normal = self._normal
+            sentences = [text[s:e] for s, e in spans]
+            keys = [normal.get(sentence) for sentence in sentences]
+            if None in keys:
+                keys = [
+                    k if k is not None else normal.setdefault(sentence, normalise(sentence))
+                    for k, sentence in zip(keys, sentences, strict=True)
+                ]
+            done = self._splits[text] = Split(spans, keys, tuple(k for k in keys if _is_key(k)))  # type: ignore[arg-type]
+        return done
+
+    def word_numbers(self, text: str) -> list[int]:
+        """The text's words, case folded, as CRC-32 numbers (deterministic in every process)."""
+        words = self._words
+        out: list[int] = []
+        for sentence in self.split(text).normal:
+            ids = words.get(sentence)
+            if ids is None:
+                ids = words[sentence] = tuple(map(zlib.crc32, map(str.encode, sentence.split(" "))))
+            out += ids
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Fresh:
     """What is left of a candidate after removing what was already sent."""
 
@@ -371,35 +437,37 @@ class Fresh:
 
 def _key(sentence: str) -> str | None:
     key = normalise(sentence)
-    return key if key.count(" ") + 1 >= MIN_SENTENCE_WORDS else None
+    return key if _is_key(key) else None
+
+
+def _is_key(normal: str) -> bool:
+    """Whether a normalised sentence is long enough to count as a repeat (MIN_SENTENCE_WORDS)."""
+    return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
 
 
 class Ledger:
     """The sentences admission has sent so far, and where each was first sent."""
 
-    def __init__(self) -> None:
-        self._sentences: dict[str, str] = {}
-        #: the first three words of every sentence sent: a text whose word
-        #: trigrams miss all of them cannot repeat a sentence, so it is not split
-        self._openings: set[tuple[str, ...]] = set()
+    def __init__(self, sentences: SentenceCache | None = None) -> None:
+        self._sent: dict[str, str] = {}
+        self._cache = sentences if sentences is not None else SentenceCache()
 
     def fresh(self, text: str) -> Fresh:
         """``text`` without sentences already sent; runs of kept sentences stay verbatim."""
-        words = text.lower().split()
-        if self._openings.isdisjoint(zip(words, words[1:], words[2:], strict=False)):
-            return Fresh(text, (), None)
+        split = self._cache.split(text)
+        sent = self._sent
+        if not sent or sent.keys().isdisjoint(split.normal):
+            return Fresh(text, (), split.keys)
         removed: list[tuple[str, str]] = []
         kept: list[tuple[int, int]] = []
         keys: list[str] = []
-        for start, end in split_sentences(text):
-            sentence = text[start:end]
-            key = _key(sentence)
-            seen_in = self._sentences.get(key) if key is not None else None
+        for (start, end), key in zip(split.spans, split.normal, strict=True):
+            seen_in = sent.get(key) if _is_key(key) else None
             if seen_in is not None:
-                removed.append((sentence, seen_in))
+                removed.append((text[start:end], seen_in))
                 continue
             kept.append((start, end))
-            if key is not None:
+            if _is_key(key):
                 keys.append(key)
         if not removed:
             return Fresh(text, (), tuple(keys))
@@ -408,11 +476,9 @@ class Ledger:
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""
         if keys is None:
-            keys = [k for k in (_key(text[s:e]) for s, e in split_sentences(text)) if k is not None]
+            keys = self._cache.split(text).keys
         for key in keys:
-            if key not in self._sentences:
-                self._sentences[key] = source_id
-                self._openings.add(tuple(key.split(" ", 3)[:3]))
+            self._sent.setdefault(key, source_id)
 
 
 # --- boilerplate -----------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 from ._admit import Admission, Decision, Draft, Policy, admit, drop_weakest
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks
-from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
+from ._dedupe import DedupeReport, SentenceCache, find_duplicates, strip_boilerplate
 from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
@@ -273,14 +273,15 @@ class Packer:
         # Every candidate's count is in the manifest: count them all in one native
         # batch, in the background while the dedupe below runs in Python.
         counted = self._counter.prefetch([escape_text(c.text) for c in retrieval])
-        found = self._find_duplicates(retrieval)
+        sentences = SentenceCache()  # every dedupe stage splits each text once, here
+        found = self._find_duplicates(retrieval, sentences)
         ranked, stripped = self._strip_boilerplate(retrieval, found)
         # roles (seed 003): always reported; with role caps they also set admission order
         roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
         if self.role_caps is not None:
             ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
         counted()
-        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question)
+        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences)
 
         # order, render, and verify the exact count of what will be sent
         while True:
@@ -318,7 +319,7 @@ class Packer:
 
     # -- stages ---------------------------------------------------------------
 
-    def _find_duplicates(self, retrieval: Sequence[Chunk]) -> DedupeReport:
+    def _find_duplicates(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> DedupeReport:
         """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
         if not self._stages & {"exact", "near"}:
             return DedupeReport()
@@ -326,6 +327,7 @@ class Packer:
             [c.text for c in retrieval],
             exact="exact" in self._stages,
             near=self.near_duplicate if "near" in self._stages else None,
+            sentences=sentences,
         )
 
     def _strip_boilerplate(
@@ -363,6 +365,7 @@ class Packer:
         stripped: Mapping[str, int],
         budget: Budget,
         question: str,
+        sentences: SentenceCache,
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
@@ -398,6 +401,7 @@ class Packer:
             max_sources=self.max_sources,
             max_chunk_tokens=self.max_chunk_tokens,
             policy=policy,
+            cache=sentences,
         )
         left = {c.id for c in ranked}
         for chunk in retrieval:
