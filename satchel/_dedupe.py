@@ -108,12 +108,19 @@ def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
             return k
 
 
-def extends(new: str, kept: str) -> bool:
+def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> bool:
     """Whether ``new`` is ``kept``'s window shifted along the document, with words ``kept`` lacks.
 
     Such a text is not a duplicate: the sentence ledger sends just its new part.
+    ``words`` keeps each text's plain words for the next comparison.
     """
-    new_words, kept_words = _plain(new.split()), _plain(kept.split())
+    words = {} if words is None else words
+    new_words = words.get(new)
+    if new_words is None:
+        new_words = words[new] = _plain(new.split())
+    kept_words = words.get(kept)
+    if kept_words is None:
+        kept_words = words[kept] = _plain(kept.split())
     k = _shift(kept_words, new_words)
     if k is not None:  # new starts k words into kept: does it run past kept's end?
         return len(new_words) > len(kept_words) - k
@@ -147,10 +154,11 @@ def differs_in_details(a: str, b: str) -> bool:
 
 
 #: Texts are compared as word 3-shingles, each word a CRC-32 number. Texts of
-#: SHORT_TEXT words or more are compared on the shingles whose first word's
-#: number is a multiple of ``_SAMPLE`` (content-defined, so both copies of a
-#: passage sample the same shingles, as in winnowing); short texts keep every
-#: shingle.
+#: SHORT_TEXT words or more are compared on the shingles inside their sentences
+#: whose first word's number is a multiple of ``_SAMPLE`` (content-defined, so
+#: both copies of a passage sample the same shingles, as in winnowing; and per
+#: sentence, so a sentence repeated across candidates is shingled once); short
+#: texts keep every shingle.
 _SAMPLE = 4
 SHORT_TEXT = 64
 
@@ -233,24 +241,24 @@ def _near_duplicates(
     cache: SentenceCache,
 ) -> None:
     postings: dict[int, list[int]] = {}
+    plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
     sketch_size: dict[int, int] = {}
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        # Words as CRC-32 numbers: deterministic in every process (unlike hash() of a
-        # str), computed in C, and once per distinct sentence.
-        ids = cache.word_numbers(text)
-        if len(ids) < SHORT_TEXT:
+        # Words are CRC-32 numbers: deterministic in every process (unlike hash() of a
+        # str), and computed in C. Shingles are kept as their (deterministic) hashes:
+        # a quarter of the memory of tuples.
+        shingles = cache.sampled_shingles(text)
+        short[i] = shingles is None
+        if shingles is None:
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
-            ids = list(map(zlib.crc32, map(str.encode, _masked_words(text))))
-        # Shingles are kept as their (deterministic) hashes: a quarter of the memory of tuples.
-        shingles = _fingerprint(ids)
+            shingles = _fingerprint(list(map(zlib.crc32, map(str.encode, _masked_words(text)))))
         shingle_sets[i] = shingles
-        short[i] = len(ids) < SHORT_TEXT
         hits: list[int] = []
         sketch = sorted(shingles)[:_SKETCH]  # C sort beats heapq.nsmallest at these sizes
         sketch_size[i] = len(sketch)
@@ -264,9 +272,9 @@ def _near_duplicates(
                 posting.append(i)
         met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
-        for j in sorted(
-            j for j, shared in met.items() if shared >= min(_MIN_SHARED, sketch_size[i], sketch_size[j])
-        ):
+        # Candidates share _MIN_SHARED sketch entries, or all of the smaller sketch.
+        least = min(_MIN_SHARED, sketch_size[i])
+        for j in sorted(j for j, shared in met.items() if shared >= least or shared >= sketch_size[j]):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
             if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)):
@@ -278,7 +286,7 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
-            if extends(text, texts[j]):
+            if extends(text, texts[j], plain):
                 continue  # a shifted window with words of its own: the ledger sends the new part
             if not differs_in_details(text, texts[j]):
                 if similarity >= near:
@@ -390,12 +398,12 @@ class SentenceCache:
     sentences recur across candidates and are processed once.
     """
 
-    __slots__ = ("_normal", "_splits", "_words")
+    __slots__ = ("_normal", "_shingles", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
         self._normal: dict[str, str] = {}
-        self._words: dict[str, tuple[int, ...]] = {}
+        self._shingles: dict[str, frozenset[int]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -403,25 +411,67 @@ class SentenceCache:
             spans = split_sentences(text)
             normal = self._normal
             sentences = [text[s:e] for s, e in spans]
-            keys = [normal.get(sentence) for sentence in sentences]
-            if None in keys:
-                keys = [
-                    k if k is not None else normal.setdefault(sentence, normalise(sentence))
-                    for k, sentence in zip(keys, sentences, strict=True)
-                ]
-            done = self._splits[text] = Split(spans, keys, tuple(k for k in keys if _is_key(k)))  # type: ignore[arg-type]
+            found = list(map(normal.get, sentences))
+            keys: list[str] = [
+                k if k is not None else normal.setdefault(sentence, normalise(sentence))
+                for k, sentence in zip(found, sentences, strict=True)
+            ]
+            done = self._splits[text] = Split(spans, keys, tuple(k for k in keys if _is_key(k)))
         return done
 
-    def word_numbers(self, text: str) -> list[int]:
-        """The text's words, case folded, as CRC-32 numbers (deterministic in every process)."""
-        words = self._words
-        out: list[int] = []
-        for sentence in self.split(text).normal:
-            ids = words.get(sentence)
-            if ids is None:
-                ids = words[sentence] = tuple(map(zlib.crc32, map(str.encode, sentence.split(" "))))
-            out += ids
-        return out
+    def add(self, text: str, spans: list[tuple[int, int]], normal: list[str]) -> None:
+        """Record the split of a text built from known sentences (what the ledger leaves)."""
+        if text not in self._splits:
+            self._splits[text] = Split(spans, normal, tuple(k for k in normal if _is_key(k)))
+
+    def pieces(self, text: str) -> list[str] | None:
+        """``text`` cut before each space or tab that follows a sentence; None if never split.
+
+        Each piece is a sentence with the whitespace before it. For both OpenAI
+        encodings a text's count is the sum of its pieces' counts (see
+        TiktokenTokenizer), and pieces recur across overlapping candidates, so
+        they are what gets counted. A sentence followed by a line break stays
+        with the next one, since punctuation and line breaks tokenize together.
+        """
+        split = self._splits.get(text)
+        if split is None:
+            return None
+        cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
+        return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+
+    def sampled_shingles(self, text: str) -> frozenset[int] | None:
+        """The sampled shingles of a long text, one set per distinct sentence; None for a short text.
+
+        Shingles are taken inside sentences (a sentence of one or two words is one
+        shingle), so each distinct sentence is shingled once however many
+        candidates repeat it, and a text's set is a union computed in C.
+        """
+        normal = self.split(text).normal
+        if sum(map(str.count, normal, itertools.repeat(" "))) + len(normal) < SHORT_TEXT:
+            return None
+        shingles = self._shingles
+        parts = list(map(shingles.get, normal))
+        if None in parts:
+            parts = [
+                p if p is not None else shingles.setdefault(sentence, _sampled(_word_numbers(sentence)))
+                for p, sentence in zip(parts, normal, strict=True)
+            ]
+        return frozenset().union(*parts)  # type: ignore[arg-type]
+
+
+def _word_numbers(normal: str) -> tuple[int, ...]:
+    """The words of a normalised text as CRC-32 numbers: deterministic in every process."""
+    return tuple(map(zlib.crc32, map(str.encode, normal.split(" "))))
+
+
+def _sampled(ids: tuple[int, ...]) -> frozenset[int]:
+    """Hashes of the 3-shingles of ``ids`` whose first word number is a multiple of _SAMPLE
+    (fewer than three words are one shingle)."""
+    if len(ids) < 3:
+        return frozenset((hash(ids),)) if not ids[0] & (_SAMPLE - 1) else frozenset()
+    # Every step runs in C.
+    chosen = map(operator.not_, map((_SAMPLE - 1).__and__, ids))
+    return frozenset(map(hash, itertools.compress(zip(ids, ids[1:], ids[2:], strict=False), chosen)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,20 +508,17 @@ class Ledger:
         sent = self._sent
         if not sent or sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
-        removed: list[tuple[str, str]] = []
-        kept: list[tuple[int, int]] = []
-        keys: list[str] = []
-        for (start, end), key in zip(split.spans, split.normal, strict=True):
-            seen_in = sent.get(key) if _is_key(key) else None
-            if seen_in is not None:
-                removed.append((text[start:end], seen_in))
-                continue
-            kept.append((start, end))
-            if _is_key(key):
-                keys.append(key)
-        if not removed:
-            return Fresh(text, (), tuple(keys))
-        return Fresh(join_kept(text, kept), tuple(removed), tuple(keys))
+        seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
+        kept = [span for span, where in zip(split.spans, seen, strict=True) if where is None]
+        normal = [n for n, where in zip(split.normal, seen, strict=True) if where is None]
+        removed = tuple(
+            (text[s:e], where) for (s, e), where in zip(split.spans, seen, strict=True) if where is not None
+        )
+        keys = tuple(k for k in normal if _is_key(k))
+        joined, spans = _join_kept(text, kept)
+        # What is left is already split: its sentences are the ones kept.
+        self._cache.add(joined, spans, normal)
+        return Fresh(joined, removed, keys)
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""
@@ -497,13 +544,22 @@ def _units(text: str) -> list[tuple[int, int]]:
 
 def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a space."""
+    return _join_kept(text, spans)[0]
+
+
+def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`join_kept`, and where each kept span lies in the joined text."""
     runs: list[tuple[int, int]] = []
+    moved: list[tuple[int, int]] = []
+    shift = 0  # how far the current run moves to the left in the joined text
     for start, end in spans:
         if runs and not text[runs[-1][1] : start].strip():
             runs[-1] = (runs[-1][0], end)
         else:
+            shift = start - (moved[-1][1] + 1 if moved else 0)
             runs.append((start, end))
-    return " ".join(text[s:e] for s, e in runs)
+        moved.append((start - shift, end - shift))
+    return " ".join(text[s:e] for s, e in runs), moved
 
 
 def strip_boilerplate(

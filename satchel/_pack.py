@@ -6,7 +6,8 @@ Each stage lives in its own module; this one only composes them. A
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -270,10 +271,8 @@ class Packer:
         system_text, history_msgs = _check_prompt_parts(question, system, history)
         budget = self._plan(question, system_text, history_msgs)
         retrieval = rank_candidates(chunks)
-        # Every candidate's count is in the manifest: count them all in one native
-        # batch, in the background while the dedupe below runs in Python.
-        counted = self._counter.prefetch([escape_text(c.text) for c in retrieval])
-        sentences = SentenceCache()  # every dedupe stage splits each text once, here
+        sentences = SentenceCache()  # every dedupe stage reads each text's sentences from here
+        counted = self._prefetch(retrieval, sentences)
         found = self._find_duplicates(retrieval, sentences)
         ranked, stripped = self._strip_boilerplate(retrieval, found)
         # roles (seed 003): always reported; with role caps they also set admission order
@@ -298,7 +297,7 @@ class Packer:
             messages=tuple(messages),
             text=prompt_text(messages),
             labels=labels,
-            manifest=self._manifest(retrieval, admission, ordered, conflicts, roles, stripped),
+            manifest=self._manifest(retrieval, admission, ordered, conflicts, roles, stripped, sentences),
             tokens=usage,
             budget=budget,
             tokenizer=self._counter.name,
@@ -318,6 +317,42 @@ class Packer:
         )
 
     # -- stages ---------------------------------------------------------------
+
+    def _prefetch(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> Callable[[], None]:
+        """Start counting, in one native batch beside the dedupe, what admission and the manifest count.
+
+        Every candidate's text is counted (the manifest reports it), with the
+        head and tail of its enclosure. With an additive tokenizer a text is
+        counted as its sentences (see SentenceCache.pieces): sentences recur
+        across overlapping candidates, and a text stripped of sentences already
+        sent is then the sum of what it keeps.
+        """
+        count = self._counter
+        if not count.additive:
+            return count.prefetch([escape_text(c.text) for c in retrieval])
+        split = bool(self._stages & {"exact", "near", "sentences"})  # the dedupe splits them anyway
+        todo: list[str] = []
+        for chunk in retrieval:
+            body = escape_text(chunk.text)
+            if split and body is chunk.text:
+                sentences.split(body)
+                todo += sentences.pieces(body) or ()
+            else:
+                todo.append(body)
+            head, _, close = source_parts(1, chunk_attr([chunk.id]), self._attrs(chunk), body)
+            todo.append(head)
+            todo += count.joined_parts(body, close + "\n")[1:]
+        return count.prefetch(todo)
+
+    def _body_tokens(self, text: str, sentences: SentenceCache | None = None) -> int:
+        """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""
+        body = escape_text(text)
+        count = self._counter
+        if sentences is not None and body is text and count.additive and not count.knows(body):
+            pieces = sentences.pieces(body)
+            if pieces is not None:
+                return count.sum_of(body, pieces)
+        return count(body)
 
     def _find_duplicates(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> DedupeReport:
         """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
@@ -391,8 +426,8 @@ class Packer:
         admission = admit(
             ranked,
             max(0, budget.sources - wrapper),
-            self._cost,
-            lambda t: count(escape_text(t)),
+            functools.partial(self._cost, sentences=sentences),
+            functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={
                 retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()
             },
@@ -455,16 +490,21 @@ class Packer:
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
         return attributes(fields, self.metadata)
 
-    def _cost(self, members: Sequence[Chunk], text: str, label: int) -> int:
+    def _cost(
+        self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache | None = None
+    ) -> int:
         """Tokens one source takes: open tag, escaped text, close tag and the line break after it.
 
         With an additive tokenizer (both OpenAI encodings) the count is exact and
-        the same for every label below 1000, so the rendered prompt is the sum of
-        its parts; a text starting with a line break or "/" would join the open
-        tag's last piece, so it is counted whole. Otherwise the parts are counted
-        apart (an estimate; the rendered prompt is then counted again).
+        the same for every label below 1000 (so label 1 is counted for all of
+        them), and the rendered prompt is the sum of its parts; a text starting
+        with a line break or "/" would join the open tag's last piece, so it is
+        counted whole. Otherwise the parts are counted apart (an estimate; the
+        rendered prompt is then counted again).
         """
         count = self._counter
+        if count.additive and label < 1000:
+            label = 1
         ids = chunk_attr([m.id for m in members])
         head, body, close = source_parts(label, ids, self._attrs(members[0]), text)
         tail = close + "\n"  # and the line break that joins it to what follows
@@ -472,6 +512,7 @@ class Packer:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
             return count(head + body + tail)
+        self._body_tokens(text, sentences)  # from its sentences, if known, before joined() counts it
         return count(head) + count.joined(body, tail)
 
     def _render(
@@ -531,9 +572,9 @@ class Packer:
         conflicts: Mapping[str, tuple[str, ...]],
         roles: Mapping[str, str],
         stripped: Mapping[str, int],
+        sentences: SentenceCache,
     ) -> tuple[ManifestEntry, ...]:
         """One entry per candidate, in retrieval rank order."""
-        count = self._counter
         where: dict[str, tuple[int, Draft]] = {}
         for n, draft in enumerate(ordered, start=1):
             for m in draft.members:
@@ -545,7 +586,7 @@ class Packer:
             cost = sent = 0
             if placed is not None and placed[1].lead.id == chunk.id:
                 cost = placed[1].cost
-                sent = count(escape_text(placed[1].text))
+                sent = self._body_tokens(placed[1].text, sentences)
             compression = decision.compression
             if stripped.get(chunk.id):
                 compression = {**(compression or {}), "boilerplate_stripped": stripped[chunk.id]}
@@ -555,7 +596,7 @@ class Packer:
                     status="kept" if placed is not None else "dropped",
                     reason=decision.reason,
                     stage=decision.stage,
-                    tokens=count(escape_text(chunk.text)),
+                    tokens=self._body_tokens(chunk.text, sentences),
                     rank=i + 1,
                     cost=cost,
                     sent_tokens=sent,

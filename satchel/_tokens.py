@@ -310,6 +310,21 @@ class TokenCounter:
             n = self._cache[text] = self.tokenizer.count(text)
         return n
 
+    def knows(self, text: str) -> bool:
+        """Whether ``text`` has been counted already."""
+        return text in self._cache
+
+    def sum_of(self, text: str, parts: Iterable[str]) -> int:
+        """``count(text)`` for a text made of ``parts`` cut where the tokenizer's pieces split.
+
+        Only for additive tokenizers (see TiktokenTokenizer), whose count of such a
+        text is the sum of its parts' counts; the parts are counted (once each).
+        """
+        n = self._cache.get(text)
+        if n is None:
+            n = self._cache[text] = sum(map(self, parts))
+        return n
+
     def prefetch(self, texts: Iterable[str]) -> Callable[[], None]:
         """Start counting ``texts``; returns ``wait()``, after which their counts are cached.
 
@@ -345,21 +360,29 @@ class TokenCounter:
         return wait
 
     def joined(self, left: str, right: str) -> int:
-        """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised.
+        """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
+        parts = self.joined_parts(left, right)
+        if len(parts) == 1:
+            return self(parts[0])
+        return self(left) - self(parts[1]) + self(parts[2])
 
-        The cut is the last space in ``left`` that follows a visible character:
-        pieces never span it (see TiktokenTokenizer), so left splits there into
-        two parts whose counts add up, and only the second meets ``right``.
+    def joined_parts(self, left: str, right: str) -> list[str]:
+        """What :meth:`joined` counts: ``[left + right]``, or ``[left, tail, tail + right]``.
+
+        The tail starts at the last space in ``left`` that follows a visible
+        character: pieces never span that point (see TiktokenTokenizer), so
+        ``left`` splits there into two parts whose counts add up, and only the
+        tail meets ``right``.
         """
         if not self.additive:
-            return self(left + right)
+            return [left + right]
         cut = left.rfind(" ")
         while cut > 0 and left[cut - 1].isspace():
             cut = left.rfind(" ", 0, cut)
         if cut <= 0:
-            return self(left + right)
+            return [left + right]
         tail = left[cut:]
-        return self(left) - self(tail) + self(tail + right)
+        return [left, tail, tail + right]
 
 
 def _nothing() -> None:

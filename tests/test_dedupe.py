@@ -149,3 +149,29 @@ def test_boilerplate_counts_documents_not_windows():
         [f"{cookie} Alpha one.", f"{cookie} Beta two.", f"{cookie} Gamma three."], ["a", "b", "c"]
     )
     assert three_docs == [("Alpha one.", 1), ("Beta two.", 1), ("Gamma three.", 1)]
+
+
+def test_sampled_shingles_are_the_sentences_shingles_whatever_the_cache_has_seen():
+    # A long text's set is the union of its sentences' sampled shingles, computed
+    # from the words directly; a cache warmed by other texts gives the same sets.
+    import random
+
+    from satchel._dedupe import SHORT_TEXT, SentenceCache, _sampled, _word_numbers, normalise
+
+    rng = random.Random(5)
+    pieces = ["Go.", "It is.", "alpha", "beta", "X y z.", "Dr. Who said no.", "$2.99 each!", "\n\n"]
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(20, 120))) for _ in range(300)]
+    warm = SentenceCache()
+    long_texts = 0
+    for text in texts:
+        got = warm.sampled_shingles(text)
+        assert got == SentenceCache().sampled_shingles(text)
+        if len(text.split()) < SHORT_TEXT:
+            assert got is None
+            continue
+        long_texts += 1
+        want = set()
+        for s, e in split_sentences(text):
+            want |= _sampled(_word_numbers(normalise(text[s:e])))
+        assert got == want
+    assert long_texts > 100
