@@ -154,11 +154,10 @@ def differs_in_details(a: str, b: str) -> bool:
 
 
 #: Texts are compared as word 3-shingles, each word a CRC-32 number. Texts of
-#: SHORT_TEXT words or more are compared on the shingles inside their sentences
-#: whose first word's number is a multiple of ``_SAMPLE`` (content-defined, so
-#: both copies of a passage sample the same shingles, as in winnowing; and per
-#: sentence, so a sentence repeated across candidates is shingled once); short
-#: texts keep every shingle.
+#: SHORT_TEXT words or more are compared on the shingles whose first word's
+#: number is a multiple of ``_SAMPLE`` (content-defined, so both copies of a
+#: passage sample the same shingles, as in winnowing); short texts keep every
+#: shingle.
 _SAMPLE = 4
 SHORT_TEXT = 64
 
@@ -398,12 +397,12 @@ class SentenceCache:
     sentences recur across candidates and are processed once.
     """
 
-    __slots__ = ("_normal", "_shingles", "_splits")
+    __slots__ = ("_normal", "_numbers", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
         self._normal: dict[str, str] = {}
-        self._shingles: dict[str, frozenset[int]] = {}
+        self._numbers: dict[str, tuple[int, ...]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -440,38 +439,32 @@ class SentenceCache:
         return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
     def sampled_shingles(self, text: str) -> frozenset[int] | None:
-        """The sampled shingles of a long text, one set per distinct sentence; None for a short text.
+        """:func:`_fingerprint` of a long text's words (case folded); None for a short text.
 
-        Shingles are taken inside sentences (a sentence of one or two words is one
-        shingle), so each distinct sentence is shingled once however many
-        candidates repeat it, and a text's set is a union computed in C.
+        Word numbers are kept per distinct sentence: candidates that overlap
+        repeat most of their sentences, whose words are then numbered once. A
+        text that is mostly new is numbered in one go (cheaper than sentence by
+        sentence); the numbers, and so the shingles, are the same either way.
         """
-        normal = self.split(text).normal
-        if sum(map(str.count, normal, itertools.repeat(" "))) + len(normal) < SHORT_TEXT:
-            return None
-        shingles = self._shingles
-        parts = list(map(shingles.get, normal))
-        if None in parts:
-            parts = [
-                p if p is not None else shingles.setdefault(sentence, _sampled(_word_numbers(sentence)))
-                for p, sentence in zip(parts, normal, strict=True)
-            ]
-        return frozenset().union(*parts)  # type: ignore[arg-type]
+        split = self.split(text)
+        numbers = self._numbers
+        parts = list(map(numbers.get, split.normal))
+        new = parts.count(None)
+        if new * 2 > len(parts):
+            ids = list(map(zlib.crc32, map(str.encode, split.key.split(" "))))
+        else:
+            if new:
+                parts = [
+                    p if p is not None else numbers.setdefault(sentence, _word_numbers(sentence))
+                    for p, sentence in zip(parts, split.normal, strict=True)
+                ]
+            ids = list(itertools.chain.from_iterable(parts))  # type: ignore[arg-type]
+        return None if len(ids) < SHORT_TEXT else _fingerprint(ids)
 
 
 def _word_numbers(normal: str) -> tuple[int, ...]:
     """The words of a normalised text as CRC-32 numbers: deterministic in every process."""
     return tuple(map(zlib.crc32, map(str.encode, normal.split(" "))))
-
-
-def _sampled(ids: tuple[int, ...]) -> frozenset[int]:
-    """Hashes of the 3-shingles of ``ids`` whose first word number is a multiple of _SAMPLE
-    (fewer than three words are one shingle)."""
-    if len(ids) < 3:
-        return frozenset((hash(ids),)) if not ids[0] & (_SAMPLE - 1) else frozenset()
-    # Every step runs in C.
-    chosen = map(operator.not_, map((_SAMPLE - 1).__and__, ids))
-    return frozenset(map(hash, itertools.compress(zip(ids, ids[1:], ids[2:], strict=False), chosen)))
 
 
 @dataclass(frozen=True, slots=True)
