@@ -381,28 +381,25 @@ class Split:
     normal: list[str]
     #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
     keys: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        """The text normalised (as :func:`normalise`): sentences split only at whitespace."""
-        return " ".join(self.normal)
+    #: the whole text normalised, as :func:`normalise` (sentences split only at whitespace)
+    key: str
 
 
 class SentenceCache:
     """Each text split into sentences once, and each distinct sentence normalised once.
 
     Every dedupe stage reads texts through one cache: exact copies compare
-    :attr:`Split.key`, near-duplicates the word numbers of the sentences, the
-    ledger the normalised sentences. Retrieved windows overlap, so most
-    sentences recur across candidates and are processed once.
+    :attr:`Split.key`, near-duplicates shingle its words, the ledger compares
+    the normalised sentences, and token counts add up the sentences (see
+    :meth:`pieces`). Retrieved windows overlap, so most sentences recur across
+    candidates and are normalised once.
     """
 
-    __slots__ = ("_normal", "_numbers", "_splits")
+    __slots__ = ("_normal", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
         self._normal: dict[str, str] = {}
-        self._numbers: dict[str, tuple[int, ...]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -415,13 +412,17 @@ class SentenceCache:
                 k if k is not None else normal.setdefault(sentence, normalise(sentence))
                 for k, sentence in zip(found, sentences, strict=True)
             ]
-            done = self._splits[text] = Split(spans, keys, tuple(k for k in keys if _is_key(k)))
+            done = self._splits[text] = Split(
+                spans, keys, tuple(k for k in keys if _is_key(k)), " ".join(keys)
+            )
         return done
 
     def add(self, text: str, spans: list[tuple[int, int]], normal: list[str]) -> None:
         """Record the split of a text built from known sentences (what the ledger leaves)."""
         if text not in self._splits:
-            self._splits[text] = Split(spans, normal, tuple(k for k in normal if _is_key(k)))
+            self._splits[text] = Split(
+                spans, normal, tuple(k for k in normal if _is_key(k)), " ".join(normal)
+            )
 
     def pieces(self, text: str) -> list[str] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.
@@ -441,30 +442,10 @@ class SentenceCache:
     def sampled_shingles(self, text: str) -> frozenset[int] | None:
         """:func:`_fingerprint` of a long text's words (case folded); None for a short text.
 
-        Word numbers are kept per distinct sentence: candidates that overlap
-        repeat most of their sentences, whose words are then numbered once. A
-        text that is mostly new is numbered in one go (cheaper than sentence by
-        sentence); the numbers, and so the shingles, are the same either way.
+        The words come from the normalised text the exact-copy check already built.
         """
-        split = self.split(text)
-        numbers = self._numbers
-        parts = list(map(numbers.get, split.normal))
-        new = parts.count(None)
-        if new * 2 > len(parts):
-            ids = list(map(zlib.crc32, map(str.encode, split.key.split(" "))))
-        else:
-            if new:
-                parts = [
-                    p if p is not None else numbers.setdefault(sentence, _word_numbers(sentence))
-                    for p, sentence in zip(parts, split.normal, strict=True)
-                ]
-            ids = list(itertools.chain.from_iterable(parts))  # type: ignore[arg-type]
+        ids = list(map(zlib.crc32, map(str.encode, self.split(text).key.split(" "))))
         return None if len(ids) < SHORT_TEXT else _fingerprint(ids)
-
-
-def _word_numbers(normal: str) -> tuple[int, ...]:
-    """The words of a normalised text as CRC-32 numbers: deterministic in every process."""
-    return tuple(map(zlib.crc32, map(str.encode, normal.split(" "))))
 
 
 @dataclass(frozen=True, slots=True)
