@@ -35,6 +35,11 @@ pieces = st.sampled_from(
         "<|endoftext|>",
         "S1",
         "]]>",
+        "\t",
+        "  ",
+        "Dr. Who said no. ",
+        "A. B. Smith sent it. ",
+        "End.\n\nNew one ",
     ]
 )
 texts = st.lists(pieces, min_size=1, max_size=12).map("".join).filter(lambda t: t.strip())
