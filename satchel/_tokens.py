@@ -349,7 +349,11 @@ class TokenCounter:
                 outcome.append(exc)
 
         thread = threading.Thread(target=work, name="satchel-count", daemon=True)
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:  # no threads here (a restricted runtime): count now instead
+            self._cache.update(zip(todo, count_many(todo), strict=True))
+            return _nothing
 
         def wait() -> None:
             thread.join()

@@ -240,3 +240,19 @@ def test_joined_cuts_only_where_pieces_split(name):
     for left in ("ab  cd.", "ab \tcd!", "   x.", "nospace.", "a\n b.", "日本 語。", "x  \n  y"):
         for right in ("\n</source_1>\n", " more", "\n"):
             assert count.joined(left, right) == count.tokenizer.count(left + right)
+
+
+def test_prefetch_counts_at_once_where_no_thread_can_start(monkeypatch):
+    import threading
+
+    from satchel._tokens import TokenCounter
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    tok = TiktokenTokenizer("o200k_base")
+    count = TokenCounter(tok)
+    texts = [f"Line {i} of the manual." for i in range(100)]
+    count.prefetch(texts)()
+    assert all(count.knows(t) and count(t) == tok.count(t) for t in texts)
