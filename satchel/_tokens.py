@@ -289,6 +289,9 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
 
 #: Below this many texts a batch is counted at once rather than beside other work.
 _BACKGROUND_MIN = 64
+#: A counter kept by a long-lived Packer forgets what it counted once it holds this many
+#: texts (checked when a pack starts), so memory stays bounded across many packs.
+CACHE_LIMIT = 1 << 20
 
 
 class TokenCounter:
@@ -333,6 +336,8 @@ class TokenCounter:
         work because the native code releases the GIL; packing dedupes while the
         candidates are counted. Other tokenizers count on demand, as before.
         """
+        if len(self._cache) > CACHE_LIMIT:
+            self._cache.clear()
         count_many = getattr(self.tokenizer, "count_many", None)
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if count_many is None or not todo:

@@ -256,3 +256,15 @@ def test_prefetch_counts_at_once_where_no_thread_can_start(monkeypatch):
     texts = [f"Line {i} of the manual." for i in range(100)]
     count.prefetch(texts)()
     assert all(count.knows(t) and count(t) == tok.count(t) for t in texts)
+
+
+def test_a_long_lived_counter_stays_bounded(monkeypatch):
+    import satchel._tokens as tokens
+
+    monkeypatch.setattr(tokens, "CACHE_LIMIT", 50)
+    count = tokens.TokenCounter(TiktokenTokenizer("o200k_base"))
+    for batch in range(5):
+        texts = [f"Batch {batch}, text {i}." for i in range(40)]
+        count.prefetch(texts)()
+        assert [count(t) for t in texts] == [count.tokenizer.count(t) for t in texts]
+        assert len(count._cache) <= 50 + 40
