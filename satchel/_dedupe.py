@@ -22,10 +22,7 @@ Two passes, because two kinds of repetition need two views:
 from __future__ import annotations
 
 import difflib
-import itertools
-import operator
 import re
-import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -153,28 +150,33 @@ def differs_in_details(a: str, b: str) -> bool:
     return False
 
 
-#: Texts are compared as word 3-shingles, each word a CRC-32 number. Texts of
-#: SHORT_TEXT words or more are compared on the shingles whose first word's
-#: number is a multiple of ``_SAMPLE`` (content-defined, so both copies of a
-#: passage sample the same shingles, as in winnowing); short texts keep every
-#: shingle.
-_SAMPLE = 4
+#: Texts are compared as word 3-shingles of their normalised words. Texts of
+#: SHORT_TEXT words or more keep the shingles whose first word starts with a
+#: letter other than the common initials a e g h i l n o r s t u w (about a
+#: quarter of English words, every word of most other scripts): the choice
+#: depends on the words alone, so both copies of a passage keep the same
+#: shingles (as in winnowing), and a regex picks them in C. Short texts keep
+#: every shingle.
 SHORT_TEXT = 64
+_SAMPLED = re.compile(r" (?=((?![aeghilnorstuw])[^\W\d_][^ ]* [^ ]+ [^ ]+))")
 
 
-def _fingerprint(ids: Sequence[int]) -> frozenset[int]:
-    """The text's shingles as their (deterministic) hashes: sampled for long texts."""
-    if len(ids) < SHORT_TEXT:
-        return frozenset(map(hash, _shingles(ids)))
-    # Every step runs in C: select the shingles whose first id is a multiple of _SAMPLE.
-    chosen = map(operator.not_, map((_SAMPLE - 1).__and__, ids))
-    return frozenset(map(hash, itertools.compress(zip(ids, ids[1:], ids[2:], strict=False), chosen)))
+def _sampled(normal: str) -> frozenset[str]:
+    """The sampled shingles of a long normalised text (see _SAMPLED)."""
+    return frozenset(_SAMPLED.findall(" " + normal))
 
 
-def _shingles(ids: Sequence[int]) -> Iterable[tuple[int, ...]]:
-    if len(ids) < 3:
-        return (tuple(ids),)
-    return zip(ids, ids[1:], ids[2:], strict=False)
+def _all_shingles(words: Sequence[str]) -> frozenset[str]:
+    """Every 3-shingle of a short text (a text of fewer words is one shingle)."""
+    if len(words) < 3:
+        return frozenset((" ".join(words),))
+    return frozenset(map(" ".join, zip(words, words[1:], words[2:], strict=False)))
+
+
+def _sketch(shingles: Iterable[str]) -> list[str]:
+    """The _SKETCH first shingles in sorted order (a fixed order, unlike hash() of a str,
+    which changes from process to process); sorted in C."""
+    return sorted(shingles)[:_SKETCH]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +189,8 @@ class DedupeReport:
     conflicts: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
-#: Candidate pairs come from a bottom-k sketch: each text is indexed under the
-#: k shingles with the smallest hash. Shingles are tuples of the words' CRC-32
-#: numbers, whose hash Python computes the same way in every process (only str
-#: and bytes hashes are salted), so the sketch is deterministic.
+#: Candidate pairs come from a bottom-k sketch: each text is indexed under its
+#: k first shingles in sorted order (see _sketch), the same in every process.
 #: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
 #: meet in the index; every pair that meets is then checked exactly.
 _SKETCH = 24
@@ -239,27 +239,24 @@ def _near_duplicates(
     conflicts: dict[int, list[int]],
     cache: SentenceCache,
 ) -> None:
-    postings: dict[int, list[int]] = {}
+    postings: dict[str, list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
-    shingle_sets: dict[int, frozenset[int]] = {}
+    shingle_sets: dict[int, frozenset[str]] = {}
     short: dict[int, bool] = {}
     sketch_size: dict[int, int] = {}
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        # Words are CRC-32 numbers: deterministic in every process (unlike hash() of a
-        # str), and computed in C. Shingles are kept as their (deterministic) hashes:
-        # a quarter of the memory of tuples.
         shingles = cache.sampled_shingles(text)
         short[i] = shingles is None
         if shingles is None:
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
-            shingles = _fingerprint(list(map(zlib.crc32, map(str.encode, _masked_words(text)))))
+            shingles = _all_shingles(_masked_words(text))
         shingle_sets[i] = shingles
         hits: list[int] = []
-        sketch = sorted(shingles)[:_SKETCH]  # C sort beats heapq.nsmallest at these sizes
+        sketch = _sketch(shingles)
         sketch_size[i] = len(sketch)
         for sh in sketch:
             posting = postings.get(sh)
@@ -439,13 +436,13 @@ class SentenceCache:
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
         return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
-    def sampled_shingles(self, text: str) -> frozenset[int] | None:
-        """:func:`_fingerprint` of a long text's words (case folded); None for a short text.
+    def sampled_shingles(self, text: str) -> frozenset[str] | None:
+        """The sampled shingles of a long text (see _SAMPLED); None for a short text.
 
-        The words come from the normalised text the exact-copy check already built.
+        They come from the normalised text the exact-copy check already built.
         """
-        ids = list(map(zlib.crc32, map(str.encode, self.split(text).key.split(" "))))
-        return None if len(ids) < SHORT_TEXT else _fingerprint(ids)
+        key = self.split(text).key
+        return None if key.count(" ") + 1 < SHORT_TEXT else _sampled(key)
 
 
 @dataclass(frozen=True, slots=True)
