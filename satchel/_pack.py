@@ -7,7 +7,7 @@ Each stage lives in its own module; this one only composes them. A
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -319,30 +319,31 @@ class Packer:
     # -- stages ---------------------------------------------------------------
 
     def _prefetch(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> Callable[[], None]:
-        """Start counting, in one native batch beside the dedupe, what admission and the manifest count.
+        """Start counting, in native batches beside the dedupe, what admission and the manifest count."""
+        return self._counter.prefetch(self._to_count(retrieval, sentences))
 
-        Every candidate's text is counted (the manifest reports it), with the
-        head and tail of its enclosure. With an additive tokenizer a text is
-        counted as its sentences (see SentenceCache.pieces): sentences recur
-        across overlapping candidates, and a text stripped of sentences already
-        sent is then the sum of what it keeps.
+    def _to_count(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> Iterator[str]:
+        """Every candidate's text (the manifest reports it), with the head and tail of its enclosure.
+
+        With an additive tokenizer a text is counted as its sentences (see
+        SentenceCache.pieces): sentences recur across overlapping candidates,
+        and a text stripped of sentences already sent is then the sum of what it
+        keeps. The texts are split here, as they are yielded, so counting starts
+        while later candidates are still being split.
         """
         count = self._counter
-        if not count.additive:
-            return count.prefetch([escape_text(c.text) for c in retrieval])
-        split = bool(self._stages & {"exact", "near", "sentences"})  # the dedupe splits them anyway
-        todo: list[str] = []
+        split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
             body = escape_text(chunk.text)
             if split and body is chunk.text:
                 sentences.split(body)
-                todo += sentences.pieces(body) or ()
+                yield from sentences.pieces(body) or ()
             else:
-                todo.append(body)
-            head, _, close = source_parts(1, chunk_attr([chunk.id]), self._attrs(chunk), body)
-            todo.append(head)
-            todo += count.joined_parts(body, close + "\n")[1:]
-        return count.prefetch(todo)
+                yield body
+            if count.additive:
+                head, _, close = source_parts(1, chunk_attr([chunk.id]), self._attrs(chunk), body)
+                yield head
+                yield from count.joined_parts(body, close + "\n")[1:]
 
     def _body_tokens(self, text: str, sentences: SentenceCache | None = None) -> int:
         """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""

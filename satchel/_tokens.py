@@ -26,6 +26,8 @@ import gzip
 import hashlib
 import math
 import os
+import queue
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -156,6 +158,9 @@ class TiktokenTokenizer:
         self._encoding = load_encoding(encoding)
         self._encode = self._encoding.encode_ordinary
         self._separator = self._encoding.encode_single_token(_SEPARATOR)
+        low = self._separator.to_bytes(4, "little")
+        usable = sys.byteorder == "little" and self._encoding.n_vocab < 1 << 24 and all(low[:3])
+        self._separator_bytes: bytes | None = low if usable else None
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
@@ -182,17 +187,31 @@ class TiktokenTokenizer:
                 batch.append(i)
         if not batch:
             return counts
-        ids = self._encoding.encode(
-            _SEPARATOR.join([texts[i] for i in batch]),
-            allowed_special={_SEPARATOR},
-            disallowed_special=(),
-        )
-        separator, previous = self._separator, -1
-        for i in batch[:-1]:
+        joined = _SEPARATOR.join([texts[i] for i in batch])
+        for i, n in zip(batch, self._between_separators(joined), strict=True):
+            counts[i] = n
+        return counts
+
+    def _between_separators(self, joined: str) -> list[int]:
+        """Token counts of the parts of ``joined`` between separators."""
+        if self._separator_bytes is not None:
+            try:
+                # The ids as raw little-endian uint32 bytes, split in C: no Python int per
+                # token. No id reaches 2**24, so an id's top byte is 0, and the separator's
+                # three low bytes are not: it can only match whole, aligned ids.
+                raw = bytes(self._encoding._core_bpe.encode_to_tiktoken_buffer(joined, {_SEPARATOR}))
+            except (AttributeError, TypeError, UnicodeEncodeError):
+                pass  # another tiktoken, or text tiktoken must repair first: the list path
+            else:
+                if len(raw) % 4 == 0:
+                    return [n >> 2 for n in map(len, raw.split(self._separator_bytes))]
+        ids = self._encoding.encode(joined, allowed_special={_SEPARATOR}, disallowed_special=())
+        separator, previous, counts = self._separator, -1, []
+        for _ in range(ids.count(separator)):
             at = ids.index(separator, previous + 1)
-            counts[i] = at - previous - 1
+            counts.append(at - previous - 1)
             previous = at
-        counts[batch[-1]] = len(ids) - previous - 1
+        counts.append(len(ids) - previous - 1)
         return counts
 
 
@@ -287,8 +306,10 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
     )
 
 
-#: Below this many texts a batch is counted at once rather than beside other work.
-_BACKGROUND_MIN = 64
+#: Texts per batch sent to the background thread: a small first batch starts it
+#: early, then each is twice the last (fewer handovers of the GIL), up to the last size.
+_FIRST_BATCH = 512
+_LAST_BATCH = 8192
 #: A counter kept by a long-lived Packer forgets what it counted once it holds this many
 #: texts (checked when a pack starts), so memory stays bounded across many packs.
 CACHE_LIMIT = 1 << 20
@@ -333,40 +354,39 @@ class TokenCounter:
 
         A tokenizer with a native batch (``count_many``: tiktoken, Hugging Face)
         counts them in a background thread, which runs beside the caller's Python
-        work because the native code releases the GIL; packing dedupes while the
-        candidates are counted. Other tokenizers count on demand, as before.
+        work because the native code releases the GIL. ``texts`` may be a
+        generator doing work of its own (packing splits candidates into
+        sentences): its texts go to the thread in a few large batches as they
+        come, so counting starts early and each batch costs one handover of the
+        GIL. Other tokenizers count on demand, as before.
         """
         if len(self._cache) > CACHE_LIMIT:
             self._cache.clear()
         count_many = getattr(self.tokenizer, "count_many", None)
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if count_many is None or not todo:
+        if count_many is None:
             return _nothing
-        if len(todo) < _BACKGROUND_MIN:
-            self._cache.update(zip(todo, count_many(todo), strict=True))
+        cache = self._cache
+        seen: set[str] = set()
+        batch: list[str] = []
+        limit = _FIRST_BATCH
+        worker: _Worker | None = None
+        for text in texts:
+            if text not in cache and text not in seen:
+                seen.add(text)
+                batch.append(text)
+                if len(batch) >= limit:
+                    worker = worker or _Worker.start(count_many)
+                    if worker is None:  # no threads here (a restricted runtime): count now
+                        cache.update(zip(batch, count_many(batch), strict=True))
+                    else:
+                        worker.send(batch)
+                    batch, limit = [], min(2 * limit, _LAST_BATCH)
+        if worker is None:
+            if batch:
+                self._cache.update(zip(batch, count_many(batch), strict=True))
             return _nothing
-        outcome: list[Any] = []
-
-        def work() -> None:
-            try:
-                outcome.append(count_many(todo))
-            except BaseException as exc:  # re-raised in the caller's thread by wait()
-                outcome.append(exc)
-
-        thread = threading.Thread(target=work, name="satchel-count", daemon=True)
-        try:
-            thread.start()
-        except RuntimeError:  # no threads here (a restricted runtime): count now instead
-            self._cache.update(zip(todo, count_many(todo), strict=True))
-            return _nothing
-
-        def wait() -> None:
-            thread.join()
-            if isinstance(outcome[0], BaseException):
-                raise outcome[0]
-            self._cache.update(zip(todo, outcome[0], strict=True))
-
-        return wait
+        worker.send(batch)
+        return functools.partial(worker.finish, self._cache)
 
     def joined(self, left: str, right: str) -> int:
         """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
@@ -396,3 +416,43 @@ class TokenCounter:
 
 def _nothing() -> None:
     """wait() for a prefetch that had nothing to do in the background."""
+
+
+class _Worker:
+    """A thread that counts the batches it is sent, in order, until finish()."""
+
+    def __init__(self, count_many: Callable[[Sequence[str]], list[int]]) -> None:
+        self._count_many = count_many
+        self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        self._done: list[tuple[list[str], list[int]]] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="satchel-count", daemon=True)
+
+    @classmethod
+    def start(cls, count_many: Callable[[Sequence[str]], list[int]]) -> _Worker | None:
+        worker = cls(count_many)
+        try:
+            worker._thread.start()
+        except RuntimeError:
+            return None
+        return worker
+
+    def send(self, batch: list[str]) -> None:
+        self._queue.put(batch)
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._done.append((batch, self._count_many(batch)))
+                except BaseException as exc:  # re-raised in the caller's thread by finish()
+                    self._error = exc
+
+    def finish(self, cache: dict[str, int]) -> None:
+        """Wait for every batch, then put the counts in ``cache`` (or raise what went wrong)."""
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        for batch, counts in self._done:
+            cache.update(zip(batch, counts, strict=True))

@@ -206,8 +206,8 @@ def test_prefetch_counts_in_the_background_and_fills_the_cache():
 
     tok = TiktokenTokenizer("o200k_base")
     count = TokenCounter(tok)
-    texts = [f"Text number {i}: the lamp blinks blue {i * 7} times." for i in range(200)]
-    wait = count.prefetch(texts + texts[:10])
+    texts = [f"Text number {i}: the lamp blinks blue {i * 7} times." for i in range(2000)]
+    wait = count.prefetch(iter(texts + texts[:10]))
     wait()
     assert all(count._cache[t] == tok.count(t) for t in texts)
     calls = []
@@ -227,9 +227,11 @@ def test_prefetch_raises_the_background_error_in_the_caller():
         def count_many(self, texts):
             raise satchel.TokenizerError("tokenizer broke")
 
-    wait = TokenCounter(Broken()).prefetch([f"t{i}" for i in range(100)])
+    wait = TokenCounter(Broken()).prefetch([f"t{i}" for i in range(3000)])  # past the first batch
     with pytest.raises(satchel.TokenizerError, match="tokenizer broke"):
         wait()
+    with pytest.raises(satchel.TokenizerError, match="tokenizer broke"):  # a small batch: counted at once
+        TokenCounter(Broken()).prefetch(["a", "b"])
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
@@ -253,7 +255,7 @@ def test_prefetch_counts_at_once_where_no_thread_can_start(monkeypatch):
     monkeypatch.setattr(threading.Thread, "start", refuse)
     tok = TiktokenTokenizer("o200k_base")
     count = TokenCounter(tok)
-    texts = [f"Line {i} of the manual." for i in range(100)]
+    texts = [f"Line {i} of the manual." for i in range(1000)]
     count.prefetch(texts)()
     assert all(count.knows(t) and count(t) == tok.count(t) for t in texts)
 
