@@ -22,6 +22,7 @@ Two passes, because two kinds of repetition need two views:
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -77,7 +78,8 @@ _PUNCT = ".,;:!?()[]{}\"'“”‘’"
 
 
 def _plain(words: list[str]) -> list[str]:
-    return [w.strip(_PUNCT).lower() for w in words]
+    """Words without case or surrounding punctuation (every step in C)."""
+    return list(map(str.strip, map(str.lower, words), itertools.repeat(_PUNCT)))
 
 
 def _is_detail(word: str) -> bool:
