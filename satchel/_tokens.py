@@ -370,17 +370,22 @@ class TokenCounter:
         batch: list[str] = []
         limit = _FIRST_BATCH
         worker: _Worker | None = None
-        for text in texts:
-            if text not in cache and text not in seen:
-                seen.add(text)
-                batch.append(text)
-                if len(batch) >= limit:
-                    worker = worker or _Worker.start(count_many)
-                    if worker is None:  # no threads here (a restricted runtime): count now
-                        cache.update(zip(batch, count_many(batch), strict=True))
-                    else:
-                        worker.send(batch)
-                    batch, limit = [], min(2 * limit, _LAST_BATCH)
+        try:
+            for text in texts:
+                if text not in cache and text not in seen:
+                    seen.add(text)
+                    batch.append(text)
+                    if len(batch) >= limit:
+                        worker = worker or _Worker.start(count_many)
+                        if worker is None:  # no threads here (a restricted runtime): count now
+                            cache.update(zip(batch, count_many(batch), strict=True))
+                        else:
+                            worker.send(batch)
+                        batch, limit = [], min(2 * limit, _LAST_BATCH)
+        except BaseException:
+            if worker is not None:
+                worker.stop()  # the texts failed (an error while splitting them): no thread is left waiting
+            raise
         if worker is None:
             if batch:
                 self._cache.update(zip(batch, count_many(batch), strict=True))
@@ -439,6 +444,10 @@ class _Worker:
 
     def send(self, batch: list[str]) -> None:
         self._queue.put(batch)
+
+    def stop(self) -> None:
+        """End the thread after what it was sent; its counts are dropped."""
+        self._queue.put(None)
 
     def _run(self) -> None:
         while (batch := self._queue.get()) is not None:

@@ -270,3 +270,22 @@ def test_a_long_lived_counter_stays_bounded(monkeypatch):
         count.prefetch(texts)()
         assert [count(t) for t in texts] == [count.tokenizer.count(t) for t in texts]
         assert len(count._cache) <= 50 + 40
+
+
+def test_prefetch_leaves_no_thread_behind_when_its_texts_fail():
+    import threading
+
+    from satchel._tokens import TokenCounter
+
+    def texts():
+        for i in range(3000):
+            yield f"text {i}"
+        raise ValueError("splitting failed")
+
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="splitting failed"):
+        TokenCounter(TiktokenTokenizer("o200k_base")).prefetch(texts())
+    for thread in threading.enumerate():
+        if thread.name == "satchel-count":
+            thread.join(timeout=10)
+    assert threading.active_count() == before
