@@ -197,8 +197,9 @@ class DedupeReport:
 #: meet in the index; every pair that meets is then checked exactly.
 _SKETCH = 24
 #: Pairs sharing fewer sketch entries than this are too far apart to be checked:
-#: at similarity 0.6 two sketches of 24 share about 18 entries on average.
-_MIN_SHARED = 8
+#: at similarity 0.6 (the lowest that matters, see CONFLICT_MARGIN) two sketches of
+#: 24 share about 18 entries on average, and 12 or fewer almost never.
+_MIN_SHARED = 12
 #: Short texts this much below the near-duplicate threshold that differ in
 #: protected details (numbers, negations, names) are still reported as conflicting.
 CONFLICT_MARGIN = 0.2
