@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -175,10 +176,11 @@ def _all_shingles(words: Sequence[str]) -> frozenset[str]:
     return frozenset(map(" ".join, zip(words, words[1:], words[2:], strict=False)))
 
 
-def _sketch(shingles: Iterable[str]) -> list[str]:
-    """The _SKETCH first shingles in sorted order (a fixed order, unlike hash() of a str,
-    which changes from process to process); sorted in C."""
-    return sorted(shingles)[:_SKETCH]
+def _sketch(shingles: Iterable[str]) -> list[int]:
+    """The _SKETCH smallest CRC-32 numbers of the shingles: a random-like order (so a
+    few edits cannot crowd a text's sketch), the same in every process (unlike
+    hash() of a str), computed in C."""
+    return sorted(map(zlib.crc32, map(str.encode, shingles)))[:_SKETCH]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +193,16 @@ class DedupeReport:
     conflicts: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
-#: Candidate pairs come from a bottom-k sketch: each text is indexed under its
-#: k first shingles in sorted order (see _sketch), the same in every process.
+#: Candidate pairs come from a bottom-k sketch: each text is indexed under the
+#: CRC-32 numbers of its k shingles with the smallest numbers (see _sketch).
 #: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
 #: meet in the index; every pair that meets is then checked exactly.
 _SKETCH = 24
 #: Pairs sharing fewer sketch entries than this are too far apart to be checked:
-#: at similarity 0.6 (the lowest that matters, see CONFLICT_MARGIN) two sketches of
-#: 24 share about 18 entries on average, and 12 or fewer almost never.
-_MIN_SHARED = 12
+#: at similarity 0.6 two sketches of 24 share about 18 entries on average. (Short
+#: texts have fewer shingles than that; every one is in their sketch, and two
+#: that differ in a name share little more than half of them.)
+_MIN_SHARED = 8
 #: Short texts this much below the near-duplicate threshold that differ in
 #: protected details (numbers, negations, names) are still reported as conflicting.
 CONFLICT_MARGIN = 0.2
@@ -242,7 +245,7 @@ def _near_duplicates(
     conflicts: dict[int, list[int]],
     cache: SentenceCache,
 ) -> None:
-    postings: dict[str, list[int]] = {}
+    postings: dict[int, list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
     shingle_sets: dict[int, frozenset[str]] = {}
     short: dict[int, bool] = {}

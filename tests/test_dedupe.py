@@ -189,3 +189,34 @@ def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial()
         }
         assert got == want, text
     assert long_texts > 100
+
+
+def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
+    # Names are not masked, so the two share only part of their shingles: the
+    # candidate search must still bring them together.
+    texts = [
+        "The support ticket was closed on Monday by Anna after the customer confirmed the fix.",
+        "The support ticket was closed on Monday by Brian after the customer confirmed the fix.",
+    ]
+    report = find_duplicates(texts)
+    assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of
+
+
+def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
+    # Every 40th word of a 1,000-word text replaced (similarity still above 0.8) by
+    # words that sort before all others: the sketch must not be crowded by them.
+    import random
+
+    rng = random.Random(11)
+    vocabulary = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randrange(3, 9)))
+        for _ in range(300)
+    ]
+    words = [rng.choice(vocabulary) for _ in range(1000)]
+    edited = [
+        "baaa" + "abcdefghijklmnopqrstuvwxyz"[k // 40 % 26] * 2 if k % 40 == 0 else w
+        for k, w in enumerate(words)
+    ]
+    report = find_duplicates([" ".join(words), " ".join(edited)])
+    assert 1 in report.duplicate_of and report.duplicate_of[1][0] == 0
+    assert report.duplicate_of[1][1] >= 0.8
