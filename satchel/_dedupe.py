@@ -155,13 +155,13 @@ def differs_in_details(a: str, b: str) -> bool:
 
 #: Texts are compared as word 3-shingles of their normalised words. Texts of
 #: SHORT_TEXT words or more keep the shingles whose first word starts with a
-#: letter other than the common initials a e g h i l n o r s t u w (about a
-#: quarter of English words, every word of most other scripts): the choice
-#: depends on the words alone, so both copies of a passage keep the same
-#: shingles (as in winnowing), and a regex picks them in C. Short texts keep
-#: every shingle.
+#: letter other than the common initials a e g h i l n o r s t u w, or a digit
+#: from 0 to 4 (about a quarter of English words, every word of most other
+#: scripts, and numbers, so tables are sampled too): the choice depends on the
+#: words alone, so both copies of a passage keep the same shingles (as in
+#: winnowing), and a regex picks them in C. Short texts keep every shingle.
 SHORT_TEXT = 64
-_SAMPLED = re.compile(r" (?=((?![aeghilnorstuw])[^\W\d_][^ ]* [^ ]+ [^ ]+))")
+_SAMPLED = re.compile(r" (?=((?![aeghilnorstuw5-9])[^\W_][^ ]* [^ ]+ [^ ]+))")
 
 
 def _sampled(normal: str) -> frozenset[str]:
