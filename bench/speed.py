@@ -172,17 +172,18 @@ def stage_times(repeat: int, cands: list[dict[str, Any]], question: str) -> list
 STAGES = (
     ("as_chunks (validate)", "as_chunks", "_chunk.py"),
     ("rank_candidates", "rank_candidates", "_pack.py"),
+    ("prefetch (split, send to counting)", "_prefetch", "_pack.py"),
+    ("  split_sentences (rule-based)", "split_sentences", "_dedupe.py"),
     ("find_duplicates (exact+near)", "find_duplicates", "_dedupe.py"),
     ("admit (incl. sentences, neighbours)", "admit", "_admit.py"),
     ("  Ledger.fresh (sentence dedupe)", "fresh", "_dedupe.py"),
     ("  Ledger.record", "record", "_dedupe.py"),
-    ("  split_sentences (rule-based)", "split_sentences", "_dedupe.py"),
     ("  Packer._cost", "_cost", "_pack.py"),
     ("apply_order", "apply_order", "_order.py"),
     ("Packer._render", "_render", "_pack.py"),
     ("Packer._usage (exact count)", "_usage", "_pack.py"),
     ("Packer._manifest", "_manifest", "_pack.py"),
-    ("tiktoken encode (all callers)", "count", "_tokens.py"),
+    ("tiktoken count, main thread only", "count", "_tokens.py"),
 )
 
 
@@ -194,7 +195,8 @@ def profile(cands: list[dict[str, Any]], question: str) -> None:
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
     print(
-        f"\nprofile of one pack over {len(cands)} candidates (cProfile, {total:.2f}s with overhead)",
+        f"\nprofile of one pack over {len(cands)} candidates (cProfile, {total:.2f}s with overhead; "
+        "the main thread only: the batch count runs in a background thread)",
         file=sys.stderr,
     )
     for label, name, suffix in STAGES:
