@@ -34,6 +34,7 @@ __all__ = [
     "DedupeReport",
     "Ledger",
     "SentenceCache",
+    "difference",
     "extends",
     "find_duplicates",
     "join_kept",
@@ -84,12 +85,17 @@ def _plain(words: list[str]) -> list[str]:
 
 
 def _is_detail(word: str) -> bool:
+    """A number, date, negation or name."""
     core = word.strip(_PUNCT)
     if not core:
         return False
-    if any(ch.isdigit() for ch in core) or _NEGATION.fullmatch(core) or core.lower().endswith("n't"):
-        return True
-    return core[0].isupper() and core.lower() not in _COMMON
+    return _is_figure(core) or (core[0].isupper() and core.lower() not in _COMMON)
+
+
+def _is_figure(word: str) -> bool:
+    """A number, date or negation: a detail that a cut window cannot produce by chance."""
+    core = word.strip(_PUNCT)
+    return any(ch.isdigit() for ch in core) or bool(_NEGATION.fullmatch(core)) or core.lower().endswith("n't")
 
 
 def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
@@ -128,29 +134,89 @@ def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> b
     return k is not None and k > 0  # new starts k words before kept
 
 
-def differs_in_details(a: str, b: str) -> bool:
-    """Whether two similar texts differ inside in a number, date, negation or name.
+#: Words a changed detail spans: a replacement at an end longer than this on
+#: either side is other surroundings, not a changed detail.
+_DETAIL_WORDS = 3
+#: Shared words in a row that align two texts (see difference): a tenth of the
+#: shorter text, at least _ANCHOR and at most _ANCHOR_MOST (three common words in
+#: a row turn up by chance in two long, different openings).
+_ANCHOR = 3
+_ANCHOR_MOST = 8
 
-    Words added or removed at either end (a window shifted along its document)
-    are not a difference in detail; a detail replaced, added or removed inside
-    is ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says Brian").
+
+def differs_in_details(a: str, b: str) -> bool:
+    """Whether two similar texts differ in a number, date, negation or name (see difference)."""
+    return difference(a, b) == "detail"
+
+
+def difference(a: str, b: str) -> str | None:
+    """How two similar texts differ: ``"detail"``, ``"surroundings"``, or None (only small edits).
+
+    ``"detail"``: a number, date, negation or name replaced, added or removed
+    inside ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says
+    Brian"), or replaced by another at an end ("The price is $2.99" / "$3.99").
+    ``"surroundings"``: an end differs by more than a few words (one passage
+    inside two different surroundings): the two are neither duplicates nor in
+    conflict, and the sentence ledger sends what the second adds. A window
+    shifted along its document, or words added or removed at an end, are not
+    differences.
     """
     left, right = a.split(), b.split()
     plain_left, plain_right = _plain(left), _plain(right)
     if _shift(plain_left, plain_right) is not None or _shift(plain_right, plain_left) is not None:
-        return False  # a window shifted along its document: only its ends differ
+        return None  # a window shifted along its document: only its ends differ
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
-    # then judge the original words where the texts differ.
+    # then judge the original words where the texts differ. The ends are what lies
+    # outside the first and last long runs of shared words (a lone shared "the"
+    # inside two different openings does not make them aligned); an end where both
+    # texts have more than a few words of their own is other surroundings.
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        at_edge = (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right))
-        if tag != "replace" and at_edge:
-            continue
-        if any(_is_detail(w) for w in left[i1:i2]) or any(_is_detail(w) for w in right[j1:j2]):
-            return True
-    return False
+    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    least = min(_ANCHOR_MOST, max(_ANCHOR, min(len(left), len(right)) // 10))
+    anchors = [m for m in matcher.get_matching_blocks() if m.size >= least]
+    found = None
+    if anchors:
+        first, last = anchors[0], anchors[-1]
+        ends = (
+            [op for op in ops if op[2] <= first.a and op[4] <= first.b],
+            [op for op in ops if op[1] >= last.a + last.size and op[3] >= last.b + last.size],
+        )
+        for end in ends:
+            if sum(i2 - i1 for _, i1, i2, _, _ in end) > _DETAIL_WORDS < sum(j2 - j1 for *_, j1, j2 in end):
+                found = "surroundings"
+                ops = [op for op in ops if op not in end]
+    for _, i1, i2, j1, j2 in ops:
+        if (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right)):  # at an end
+            judged = _judge_end(left[i1:i2], right[j1:j2], start=i1 == 0 and j1 == 0)
+            if judged == "detail":
+                return judged
+            found = judged or found
+        elif any(map(_is_detail, left[i1:i2])) or any(map(_is_detail, right[j1:j2])):
+            return "detail"
+    return found
+
+
+def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
+    """How two texts differ at one end (``start``: before what they share; else after it).
+
+    Words only one of them has there are no difference. A few words against a
+    few, with a detail on both sides, are a changed detail. A few words against
+    many are one too if a number or negation meets the shared words on both
+    sides ("costs $2.99" / "costs $3.99 plus tax"; a capitalised word is too
+    common where a window was cut to count there). Many against many are other
+    surroundings.
+    """
+    if not left or not right:
+        return None
+    if max(len(left), len(right)) <= _DETAIL_WORDS:
+        return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
+    if min(len(left), len(right)) > _DETAIL_WORDS:
+        return "surroundings"
+    near_left = left[-_DETAIL_WORDS:] if start else left[:_DETAIL_WORDS]
+    near_right = right[-_DETAIL_WORDS:] if start else right[:_DETAIL_WORDS]
+    if any(map(_is_figure, near_left)) and any(map(_is_figure, near_right)):
+        return "detail"
+    return "surroundings"
 
 
 #: Texts are compared as word 3-shingles of their normalised words. Texts of
@@ -290,7 +356,10 @@ def _near_duplicates(
                 continue
             if extends(text, texts[j], plain):
                 continue  # a shifted window with words of its own: the ledger sends the new part
-            if not differs_in_details(text, texts[j]):
+            kind = difference(text, texts[j])
+            if kind == "surroundings":
+                continue  # a shared passage in other surroundings: the ledger sends the rest
+            if kind is None:
                 if similarity >= near:
                     duplicate_of[i] = (j, round(similarity, 3))
                     break

@@ -41,6 +41,23 @@ def paragraphs(n: int) -> list[str]:
         ("The plan was approved by Anna last week.", "The plan was approved by Brian last week.", True),
         ("Alpha beta gamma delta Omega 1990 eps.", "gamma delta Omega 1990 eps zeta Eta 2001.", False),
         ("It is ready. Then open the app.", "It is ready.  Then open the app!", False),
+        ("The price is $2.99", "The price is $3.99", True),
+        ("It costs $2.99", "It costs $3.99 plus tax and shipping", True),
+        ("The price is $2.99", "The price is unknown", False),
+        # one passage in two surroundings (nq2530: a passage, and a window whose text
+        # the source wrote without a space after the first period)
+        (
+            "The Ministry of Corporate Affairs (MCA) is an Indian government ministry. This ministry "
+            "is primarily concerned with administration of the Companies Act 2013.",
+            "ministry.This ministry is primarily concerned with administration of the Companies Act 2013.",
+            False,
+        ),
+        (
+            "Mick Jones wrote it. The band released the record in the spring and toured the north.",
+            "Uralic languages are spoken there. The band released the record in the spring and toured "
+            "the north.",
+            False,
+        ),
     ],
 )
 def test_differs_in_details(a, b, differs):
@@ -220,3 +237,43 @@ def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
     report = find_duplicates([" ".join(words), " ".join(edited)])
     assert 1 in report.duplicate_of and report.duplicate_of[1][0] == 0
     assert report.duplicate_of[1][1] >= 0.8
+
+
+def test_a_passage_in_other_surroundings_is_neither_a_duplicate_nor_a_conflict():
+    # Two pages quote the same long passage with different words around it: the
+    # second is kept (not a near-duplicate, not conflicting) and the sentence
+    # ledger sends only what it adds.
+    from satchel._dedupe import difference
+
+    passage = (
+        "The committee met every spring to review the budget of the society. Its members read the "
+        "accounts line by line and wrote a short report for the annual meeting. The report was then "
+        "printed and sent to every member of the society before the summer break. Members could "
+        "answer in writing, and their letters were read aloud at the next meeting of the committee."
+    )
+    first = "Mick Jones kept the minutes for years. " + passage
+    second = "Uralic Press printed a longer account of the same period in Tallinn. " + passage
+    assert difference(first, second) == "surroundings"
+    report = find_duplicates([first, second])
+    assert not report.duplicate_of and not report.conflicts
+    result = satchel.pack([{"id": "a", "text": first}, {"id": "b", "text": second}], "Who kept the minutes?")
+    assert result.labels == {"S1": "a", "S2": "b"}
+    assert result.sources[1].text == "Uralic Press printed a longer account of the same period in Tallinn."
+
+
+def test_what_counts_as_a_changed_detail_in_long_windows():
+    from satchel._dedupe import difference
+
+    shared = (
+        "the team won the title again and the city held a parade through the old town while the players "
+        "waved from an open bus and thousands of fans lined the streets to cheer them on for hours"
+    )
+    # a number changed inside a long shared text, with a small edit near the start: a detail
+    a = f"Revenue rose from $1.9 billion as {shared}."
+    b = f"Revenue rose of $1.8 billion as {shared}."
+    assert difference(a, b) == "detail"
+    # two different openings, each with figures next to the shared words: other surroundings
+    c = f"He was drafted in 2008 after his final NCAA season in 2008-09, and {shared}."
+    d = f"The Reds have appeared in 9 series and won 5 of them by 1990, and {shared}."
+    assert difference(c, d) == "surroundings"
+    assert find_duplicates([c, d]).conflicts == {}
