@@ -5,12 +5,14 @@ Two passes, because two kinds of repetition need two views:
 - :func:`find_duplicates` looks at the whole candidate list once, before
   admission. Exact copies (same text after folding whitespace and case) and
   near-duplicates (Jaccard similarity of word 3-shingles at or above a threshold)
-  are dropped in favour of the better-ranked copy. Shingles are compared with
-  numbers, capitalised names and negations masked out; if two texts match there
-  but differ in those protected details ("Plus costs $2.99" / "$3.99"), they are
-  *conflicting*, never duplicates: both stay and both are marked. Candidate pairs
-  come from an inverted index of shingles, so the work grows with the text, not
-  with the square of the candidate count.
+  are dropped in favour of the better-ranked copy. Short texts are compared with
+  numbers and negations masked out; if two texts match but differ in protected
+  details ("Plus costs $2.99" / "$3.99", a name, a "not"), they are
+  *conflicting*, never duplicates: both stay and both are marked. A window
+  shifted along its document, or one passage inside other surroundings, is
+  neither: the ledger sends what it adds. Candidate pairs come from an inverted
+  index of shingle sketches, so the work grows with the text, not with the
+  square of the candidate count.
 - :class:`Ledger` works during admission and remembers what was actually sent:
   sentences (seed 001's "drop sentences that were already sent") and character
   spans of documents (neighbours of one ``doc_id`` that overlap or touch are
