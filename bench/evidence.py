@@ -133,6 +133,16 @@ def run(
         bearing = [answer_in(c["text"], rec["answers"]) for c in cands]
         cases.append((rec, cands, gold, any(bearing), any(bearing[:TOP])))
     setup = time.perf_counter() - t0
+    # Candidates satchel marks as conflicting (same wording, another number, name
+    # or negation), with no budget cap, so every pair is seen.
+    conflicts = sorted(
+        {
+            tuple(sorted((e.id, other)))
+            for rec, cands, *_ in cases
+            for e in satchel.pack(cands, rec["question"], model=MODEL).manifest
+            for other in e.conflicts_with
+        }
+    )
     rows: dict[str, dict[str, dict[str, float]]] = {}
     kept_ids: dict[tuple[str, int], list[list[str]]] = {}
     for budget in budgets:
@@ -183,6 +193,7 @@ def run(
         "budgets": list(budgets),
         "rows": rows,
         "greedy_agreement": agreement,
+        "conflicts": [list(pair) for pair in conflicts],
         "setup_seconds": setup,
     }
 
@@ -229,6 +240,12 @@ def table(report: dict[str, Any]) -> str:
     if report["greedy_agreement"]:
         agree = ", ".join(f"{b}: {100 * v:.1f}%" for b, v in report["greedy_agreement"].items())
         lines += ["", f"greedy (satchel, dedupe=False) vs greedy-by-hand, same sources kept: {agree}"]
+    pairs = report.get("conflicts", [])
+    lines += [
+        "",
+        f"candidate pairs satchel marks as conflicting (no budget cap): {len(pairs)}"
+        + (": " + ", ".join(f"{a} ~ {b}" for a, b in pairs) if pairs else ""),
+    ]
     return "\n".join(lines)
 
 

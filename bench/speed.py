@@ -259,6 +259,7 @@ def main(argv: list[str] | None = None) -> None:
         for e in result.manifest:
             key = e.reason.split(":")[0] if e.status == "dropped" else e.reason.split(" ")[0]
             reasons[key] = reasons.get(key, 0) + 1
+        reasons["marked conflicting"] = sum(bool(e.conflicts_with) for e in result.manifest)
         rows.append((n, tok, pk, tokens, shape, result, reasons, (tok_cpu, pk_cpu)))
         if args.profile:
             profile(cands, question)

@@ -80,3 +80,24 @@ def test_answer_in_and_windows() -> None:
     text = "  one two   three four five six seven "
     spans = _data.windows(text, size=3, stride=2)
     assert [text[s:e] for s, e in spans] == ["one two   three", "three four five", "five six seven"]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+def test_the_speed_benchmarks_candidates_pack_to_their_exact_count(model: str) -> None:
+    # 1,000 real windows with heavy sentence reuse: admission counts texts as the
+    # sums of their sentences and stripped texts from what they keep; recounting
+    # every message from scratch must give the same total.
+    path = _data.data_dir() / _data.NQ_FILE
+    if not path.is_file():
+        pytest.skip(f"benchmark data not found: {path} (set SATCHEL_DATA)")
+    import satchel
+    from bench.speed import build
+
+    cands, _ = build(1000, _data.load_nq())
+    result = satchel.pack(cands, "who got the first nobel prize in physics", model=model, order="edges")
+    count = satchel.Packer(model=model).count.tokenizer.count
+    profile = satchel.Packer(model=model).profile
+    framing = profile.message_overhead * len(result.messages) + profile.reply_overhead
+    assert sum(count(m["content"]) for m in result.messages) + framing == result.tokens.prompt
+    assert result.tokens.prompt <= result.budget.prompt_limit
+    assert sum(e.sentences_removed for e in result.manifest) > 100  # the stripped texts were exercised
