@@ -289,3 +289,11 @@ def test_prefetch_leaves_no_thread_behind_when_its_texts_fail():
         if thread.name == "satchel-count":
             thread.join(timeout=10)
     assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_close_tags_below_1000_cost_the_same_after_any_ending(name):
+    # Packer._cost counts every label below 1000 as label 1, close tag included.
+    tok = TiktokenTokenizer(name)
+    for end in [".", "a", "&amp;", '"', ")", "1", " ", "\n", "日", "!?", "/"]:
+        assert len({tok.count(f"x{end}\n</source_{n}>\n") for n in range(1, 1000)}) == 1, end
