@@ -273,13 +273,15 @@ class Packer:
         retrieval = rank_candidates(chunks)
         sentences = SentenceCache()  # every dedupe stage reads each text's sentences from here
         counted = self._prefetch(retrieval, sentences)
-        found = self._find_duplicates(retrieval, sentences)
-        ranked, stripped = self._strip_boilerplate(retrieval, found)
-        # roles (seed 003): always reported; with role caps they also set admission order
-        roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
-        if self.role_caps is not None:
-            ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
-        counted()
+        try:
+            found = self._find_duplicates(retrieval, sentences)
+            ranked, stripped = self._strip_boilerplate(retrieval, found)
+            # roles (seed 003): always reported; with role caps they also set admission order
+            roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
+            if self.role_caps is not None:
+                ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
+        finally:
+            counted()  # the counts are needed next; and no counting thread outlives a failure
         admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences)
 
         # order, render, and verify the exact count of what will be sent

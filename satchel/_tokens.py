@@ -147,7 +147,7 @@ class TiktokenTokenizer:
     ``>\n`` and a following ``<``. So counts of its enclosures add up exactly,
     a long text joined to a short one is counted by re-tokenising only its
     tail, and a text is the sum of its sentences wherever a space or tab
-    separates them (tests/test_tokens.py checks this on real and hostile text).
+    separates them (tests/test_tokens.py checks this on hostile text).
     """
 
     exact = True
