@@ -297,3 +297,26 @@ def test_close_tags_below_1000_cost_the_same_after_any_ending(name):
     tok = TiktokenTokenizer(name)
     for end in [".", "a", "&amp;", '"', ")", "1", " ", "\n", "日", "!?", "/"]:
         assert len({tok.count(f"x{end}\n</source_{n}>\n") for n in range(1, 1000)}) == 1, end
+
+
+def test_a_huggingface_tokenizer_counts_many_candidates_in_the_background(tmp_path):
+    # More texts than the first batch, so the counting thread runs encode_batch;
+    # every manifest count must equal the tokenizer's own count of the text.
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(
+        ["the lamp blinks blue when it is ready and the app opens"] * 50,
+        trainers.BpeTrainer(vocab_size=80, special_tokens=["[UNK]"]),
+    )
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    chunks = [
+        {"id": f"c{i}", "text": f"the lamp {i} blinks blue when it is ready {i * 7}"} for i in range(700)
+    ]
+    result = satchel.pack(chunks, "is it ready?", model="mine", context_window=4000, tokenizer=str(path))
+    hf = Tokenizer.from_file(str(path))
+    texts = {c["id"]: c["text"] for c in chunks}
+    assert all(e.tokens == len(hf.encode(texts[e.id], add_special_tokens=False).ids) for e in result.manifest)
+    assert result.tokens.prompt <= result.budget.prompt_limit
