@@ -342,16 +342,16 @@ class Packer:
                 yield from sentences.pieces(body) or ()
             else:
                 yield body
-            if count.additive:
-                head, _, close = source_parts(1, chunk_attr([chunk.id]), self._attrs(chunk), body)
+            if count.additive:  # what _cost counts besides the text (label 1 stands for all)
+                head, body, tail = self._enclosure([chunk], chunk.text, 1)
                 yield head
-                yield from count.joined_parts(body, close + "\n")[1:]
+                yield from count.joined_parts(body, tail)[1:]
 
-    def _body_tokens(self, text: str, sentences: SentenceCache | None = None) -> int:
+    def _body_tokens(self, text: str, sentences: SentenceCache) -> int:
         """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""
         body = escape_text(text)
         count = self._counter
-        if sentences is not None and body is text and count.additive and not count.knows(body):
+        if body is text and count.additive and not count.knows(body):
             pieces = sentences.pieces(body)
             if pieces is not None:
                 return count.sum_of(body, pieces)
@@ -493,9 +493,14 @@ class Packer:
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
         return attributes(fields, self.metadata)
 
-    def _cost(
-        self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache | None = None
-    ) -> int:
+    def _enclosure(self, members: Sequence[Chunk], text: str, label: int) -> tuple[str, str, str]:
+        """A source as (open tag, escaped text, close tag and the line break after it)."""
+        head, body, close = source_parts(
+            label, chunk_attr([m.id for m in members]), self._attrs(members[0]), text
+        )
+        return head, body, close + "\n"  # the line break that joins it to what follows
+
+    def _cost(self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache) -> int:
         """Tokens one source takes: open tag, escaped text, close tag and the line break after it.
 
         With an additive tokenizer (both OpenAI encodings) the count is exact and
@@ -508,9 +513,7 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
-        ids = chunk_attr([m.id for m in members])
-        head, body, close = source_parts(label, ids, self._attrs(members[0]), text)
-        tail = close + "\n"  # and the line break that joins it to what follows
+        head, body, tail = self._enclosure(members, text, label)
         if not count.additive or not body:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
