@@ -458,6 +458,10 @@ class Split:
     #: the whole text normalised, as :func:`normalise` (sentences split only at whitespace)
     key: str
 
+    @classmethod
+    def of(cls, spans: list[tuple[int, int]], normal: list[str]) -> Split:
+        return cls(spans, normal, tuple(k for k in normal if _is_key(k)), " ".join(normal))
+
 
 class SentenceCache:
     """Each text split into sentences once, and each distinct sentence normalised once.
@@ -486,17 +490,13 @@ class SentenceCache:
                 k if k is not None else normal.setdefault(sentence, normalise(sentence))
                 for k, sentence in zip(found, sentences, strict=True)
             ]
-            done = self._splits[text] = Split(
-                spans, keys, tuple(k for k in keys if _is_key(k)), " ".join(keys)
-            )
+            done = self._splits[text] = Split.of(spans, keys)
         return done
 
     def add(self, text: str, spans: list[tuple[int, int]], normal: list[str]) -> None:
         """Record the split of a text built from known sentences (what the ledger leaves)."""
         if text not in self._splits:
-            self._splits[text] = Split(
-                spans, normal, tuple(k for k in normal if _is_key(k)), " ".join(normal)
-            )
+            self._splits[text] = Split.of(spans, normal)
 
     def pieces(self, text: str) -> list[str] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.

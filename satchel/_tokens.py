@@ -388,10 +388,10 @@ class TokenCounter:
             raise
         if worker is None:
             if batch:
-                self._cache.update(zip(batch, count_many(batch), strict=True))
+                cache.update(zip(batch, count_many(batch), strict=True))
             return _nothing
         worker.send(batch)
-        return functools.partial(worker.finish, self._cache)
+        return functools.partial(worker.finish, cache)
 
     def joined(self, left: str, right: str) -> int:
         """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
