@@ -67,17 +67,26 @@ def test_models_pick_their_encoding_and_window():
     assert satchel.get_model("gpt-4").context_window == 8192
 
 
-def test_huggingface_tokenizer_json(tmp_path):
+@pytest.fixture
+def tokenizer_json(tmp_path):
+    """A small BPE tokenizer.json trained here (nothing downloaded)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.train_from_iterator(
-        ["the lamp blinks blue when it is ready"] * 50,
-        trainers.BpeTrainer(vocab_size=60, special_tokens=["[UNK]"]),
+        ["the lamp blinks blue when it is ready and the app opens"] * 50,
+        trainers.BpeTrainer(vocab_size=80, special_tokens=["[UNK]"]),
     )
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
+    return path
+
+
+def test_huggingface_tokenizer_json(tokenizer_json):
+    from tokenizers import Tokenizer
+
+    path = tokenizer_json
     result = satchel.pack(
         [{"id": "a", "text": "the lamp blinks"}],
         "is it ready?",
@@ -299,19 +308,12 @@ def test_close_tags_below_1000_cost_the_same_after_any_ending(name):
         assert len({tok.count(f"x{end}\n</source_{n}>\n") for n in range(1, 1000)}) == 1, end
 
 
-def test_a_huggingface_tokenizer_counts_many_candidates_in_the_background(tmp_path):
+def test_a_huggingface_tokenizer_counts_many_candidates_in_the_background(tokenizer_json):
     # More texts than the first batch, so the counting thread runs encode_batch;
     # every manifest count must equal the tokenizer's own count of the text.
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer
 
-    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator(
-        ["the lamp blinks blue when it is ready and the app opens"] * 50,
-        trainers.BpeTrainer(vocab_size=80, special_tokens=["[UNK]"]),
-    )
-    path = tmp_path / "tokenizer.json"
-    tok.save(str(path))
+    path = tokenizer_json
     chunks = [
         {"id": f"c{i}", "text": f"the lamp {i} blinks blue when it is ready {i * 7}"} for i in range(700)
     ]
