@@ -116,6 +116,14 @@ def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
             return k
 
 
+def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
+    """``text``'s plain words (see _plain), kept in ``words`` for the next comparison."""
+    found = words.get(text)
+    if found is None:
+        found = words[text] = _plain(text.split())
+    return found
+
+
 def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> bool:
     """Whether ``new`` is ``kept``'s window shifted along the document, with words ``kept`` lacks.
 
@@ -123,12 +131,7 @@ def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> b
     ``words`` keeps each text's plain words for the next comparison.
     """
     words = {} if words is None else words
-    new_words = words.get(new)
-    if new_words is None:
-        new_words = words[new] = _plain(new.split())
-    kept_words = words.get(kept)
-    if kept_words is None:
-        kept_words = words[kept] = _plain(kept.split())
+    new_words, kept_words = _plain_words(new, words), _plain_words(kept, words)
     k = _shift(kept_words, new_words)
     if k is not None:  # new starts k words into kept: does it run past kept's end?
         return len(new_words) > len(kept_words) - k
@@ -151,7 +154,7 @@ def differs_in_details(a: str, b: str) -> bool:
     return difference(a, b) == "detail"
 
 
-def difference(a: str, b: str) -> str | None:
+def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str | None:
     """How two similar texts differ: ``"detail"``, ``"surroundings"``, or None (only small edits).
 
     ``"detail"``: a number, date, negation or name replaced, added or removed
@@ -161,10 +164,11 @@ def difference(a: str, b: str) -> str | None:
     inside two different surroundings): the two are neither duplicates nor in
     conflict, and the sentence ledger sends what the second adds. A window
     shifted along its document, or words added or removed at an end, are not
-    differences.
+    differences. ``words`` keeps each text's plain words, as for :func:`extends`.
     """
+    words = {} if words is None else words
     left, right = a.split(), b.split()
-    plain_left, plain_right = _plain(left), _plain(right)
+    plain_left, plain_right = _plain_words(a, words), _plain_words(b, words)
     if _shift(plain_left, plain_right) is not None or _shift(plain_right, plain_left) is not None:
         return None  # a window shifted along its document: only its ends differ
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
@@ -358,7 +362,7 @@ def _near_duplicates(
                 continue
             if extends(text, texts[j], plain):
                 continue  # a shifted window with words of its own: the ledger sends the new part
-            kind = difference(text, texts[j])
+            kind = difference(text, texts[j], plain)
             if kind == "surroundings":
                 continue  # a shared passage in other surroundings: the ledger sends the rest
             if kind is None:
