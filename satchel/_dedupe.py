@@ -187,10 +187,21 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
             [op for op in ops if op[2] <= first.a and op[4] <= first.b],
             [op for op in ops if op[1] >= last.a + last.size and op[3] >= last.b + last.size],
         )
-        for end in ends:
-            if sum(i2 - i1 for _, i1, i2, _, _ in end) > _DETAIL_WORDS < sum(j2 - j1 for *_, j1, j2 in end):
+        for end, start in zip(ends, (True, False), strict=True):
+            own_left = sum(i2 - i1 for _, i1, i2, _, _ in end)
+            own_right = sum(j2 - j1 for *_, j1, j2 in end)
+            if own_left > _DETAIL_WORDS < own_right:
                 found = "surroundings"
-                ops = [op for op in ops if op not in end]
+            elif max(own_left, own_right) > _DETAIL_WORDS:
+                # A few words against many: a short shared word between them ("the")
+                # aligned them by chance, so the end is judged whole, as one end.
+                judged = _judge_end(left[end[0][1] : end[-1][2]], right[end[0][3] : end[-1][4]], start)
+                if judged == "detail":
+                    return judged
+                found = judged or found
+            else:
+                continue  # a few words against a few: each edit is judged below
+            ops = [op for op in ops if op not in end]
     for _, i1, i2, j1, j2 in ops:
         if (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right)):  # at an end
             judged = _judge_end(left[i1:i2], right[j1:j2], start=i1 == 0 and j1 == 0)

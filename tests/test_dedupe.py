@@ -277,3 +277,13 @@ def test_what_counts_as_a_changed_detail_in_long_windows():
     d = f"The Reds have appeared in 9 series and won 5 of them by 1990, and {shared}."
     assert difference(c, d) == "surroundings"
     assert find_duplicates([c, d]).conflicts == {}
+    # windows cut from two different continuations, a lone "the" shared in their
+    # tails: other surroundings, though one tail has a date (found on the speed
+    # benchmark's windows)
+    e = f"{shared} while the crowd sang The Glory"
+    f = f"{shared} while the crowd sang Principal photography started April 26, 1965, at the 20th Century"
+    assert difference(e, f) == "surroundings"
+    assert find_duplicates([e, f]).conflicts == {}
+    # a few words against many with figures next to the shared words: still a changed detail
+    g, h = f"{shared}; entry costs $2.99", f"{shared}; entry costs $3.99 plus tax and the fees"
+    assert difference(g, h) == "detail"
