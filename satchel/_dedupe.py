@@ -24,7 +24,9 @@ Two passes, because two kinds of repetition need two views:
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
+import math
 import re
 import zlib
 from collections import Counter
@@ -236,34 +238,41 @@ def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
     return "surroundings"
 
 
-#: Texts are compared as word 3-shingles of their normalised words. Texts of
-#: SHORT_TEXT words or more keep the shingles whose first word starts with a
-#: letter other than the common initials a e g h i l n o r s t u w, or a digit
-#: from 0 to 4 (about a quarter of English words, every word of most other
-#: scripts, and numbers, so tables are sampled too): the choice depends on the
-#: words alone, so both copies of a passage keep the same shingles (as in
-#: winnowing), and a regex picks them in C. Short texts keep every shingle.
+#: Texts are compared as word 3-shingles of their normalised words, each kept
+#: as its mark: the CRC-32 of its UTF-8 bytes (random-like, so a few edits
+#: cannot crowd a text's sketch; the same in every process, unlike hash() of a
+#: str; computed in C). Texts of SHORT_TEXT words or more keep the shingles
+#: whose first word starts with a digit from 0 to 4 or a letter other than the
+#: common initials a e g h i l n o r s t u w (about a quarter of English words,
+#: every word of most other scripts, and numbers, so tables are sampled too):
+#: the choice depends on the words alone, so both copies of a passage keep the
+#: same shingles (as in winnowing). The regex runs on the text's bytes (a
+#: multi-byte character starts with a byte from C2 to F4), so each shingle goes
+#: to zlib.crc32 as found. Short texts keep every shingle.
 SHORT_TEXT = 64
-_SAMPLED = re.compile(r" (?=((?![aeghilnorstuw5-9])[^\W_][^ ]* [^ ]+ [^ ]+))")
+_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]* [^ ]+ [^ ]+))")
 
 
-def _sampled(normal: str) -> frozenset[str]:
-    """The sampled shingles of a long normalised text (see _SAMPLED)."""
-    return frozenset(_SAMPLED.findall(" " + normal))
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a lone surrogate is still a character to compare
 
 
-def _all_shingles(words: Sequence[str]) -> frozenset[str]:
-    """Every 3-shingle of a short text (a text of fewer words is one shingle)."""
+def _sampled(normal: str) -> frozenset[int]:
+    """The marks of a long normalised text's sampled shingles (see _SAMPLED)."""
+    return frozenset(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
+
+
+def _all_shingles(words: Sequence[str]) -> frozenset[int]:
+    """The marks of every 3-shingle of a short text (a text of fewer words is one shingle)."""
     if len(words) < 3:
-        return frozenset((" ".join(words),))
-    return frozenset(map(" ".join, zip(words, words[1:], words[2:], strict=False)))
+        return frozenset((zlib.crc32(_utf8(" ".join(words))),))
+    shingles = map(" ".join, zip(words, words[1:], words[2:], strict=False))
+    return frozenset(map(zlib.crc32, map(_utf8, shingles)))
 
 
-def _sketch(shingles: Iterable[str]) -> list[int]:
-    """The _SKETCH smallest CRC-32 numbers of the shingles: a random-like order (so a
-    few edits cannot crowd a text's sketch), the same in every process (unlike
-    hash() of a str), computed in C."""
-    return sorted(map(zlib.crc32, map(str.encode, shingles)))[:_SKETCH]
+def _sketch(marks: Iterable[int]) -> list[int]:
+    """The _SKETCH smallest marks."""
+    return sorted(marks)[:_SKETCH]
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,15 +286,36 @@ class DedupeReport:
 
 
 #: Candidate pairs come from a bottom-k sketch: each text is indexed under the
-#: CRC-32 numbers of its k shingles with the smallest numbers (see _sketch).
-#: Texts with Jaccard similarity of 0.8 or more share most of their sketch and
-#: meet in the index; every pair that meets is then checked exactly.
+#: k smallest marks of its shingles (see _sketch). Texts with Jaccard similarity
+#: of 0.8 or more share most of their sketch and meet in the index; every pair
+#: that meets is then checked exactly.
 _SKETCH = 24
-#: Pairs sharing fewer sketch entries than this are too far apart to be checked:
-#: at similarity 0.6 two sketches of 24 share about 18 entries on average. (Short
-#: texts have fewer shingles than that; every one is in their sketch, and two
-#: that differ in a name share little more than half of them.)
+#: Short texts sharing fewer sketch entries than this are too far apart to be
+#: checked: at similarity 0.6 two sketches of 24 share about 18 entries on
+#: average. (Short texts have fewer shingles than that; every one is in their
+#: sketch, and two that differ in a name share little more than half of them.)
 _MIN_SHARED = 8
+#: Two long texts are checked when they share _least_shared(near) sketch entries.
+_MISS = 1e-6
+
+
+@functools.lru_cache(maxsize=16)
+def _least_shared(near: float) -> int:
+    """The fewest sketch entries two long texts of similarity ``near`` share, but for a
+    chance below _MISS.
+
+    Of the _SKETCH smallest marks of the two texts' union, each is in both
+    texts with probability ``near`` (drawn without replacement, so the count
+    is less spread than this binomial); both sketches hold every such mark.
+    """
+    below = 0.0
+    for m in range(_SKETCH + 1):
+        below += math.comb(_SKETCH, m) * near**m * (1 - near) ** (_SKETCH - m)
+        if below > _MISS:
+            return max(1, m)
+    return _SKETCH
+
+
 #: Short texts this much below the near-duplicate threshold that differ in
 #: protected details (numbers, negations, names) are still reported as conflicting.
 CONFLICT_MARGIN = 0.2
@@ -330,13 +360,14 @@ def _near_duplicates(
 ) -> None:
     postings: dict[int, list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
-    shingle_sets: dict[int, frozenset[str]] = {}
+    shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
-    sketch_size: dict[int, int] = {}
+    need: dict[int, int] = {}  # sketch entries a text must share with another to be checked
+    long_need = _least_shared(near)
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        shingles = cache.sampled_shingles(text)
+        shingles = cache.sampled_marks(text)
         short[i] = shingles is None
         if shingles is None:
             # Short texts: numbers masked and negations left out, so texts that
@@ -346,7 +377,9 @@ def _near_duplicates(
         shingle_sets[i] = shingles
         hits: list[int] = []
         sketch = _sketch(shingles)
-        sketch_size[i] = len(sketch)
+        # Short: _MIN_SHARED, or all of a smaller sketch. Long: _least_shared, or as many
+        # as similarity `near` needs when the sketch holds every mark of the text.
+        need[i] = min(_MIN_SHARED, len(sketch)) if short[i] else min(long_need, int(near * len(sketch)))
         for sh in sketch:
             posting = postings.get(sh)
             if posting is None:
@@ -357,9 +390,8 @@ def _near_duplicates(
                 posting.append(i)
         met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
-        # Candidates share _MIN_SHARED sketch entries, or all of the smaller sketch.
-        least = min(_MIN_SHARED, sketch_size[i])
-        for j in sorted(j for j, shared in met.items() if shared >= least or shared >= sketch_size[j]):
+        least = need[i]
+        for j in sorted(j for j, shared in met.items() if shared >= least or shared >= need[j]):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
             if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)):
@@ -528,8 +560,8 @@ class SentenceCache:
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
         return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
-    def sampled_shingles(self, text: str) -> frozenset[str] | None:
-        """The sampled shingles of a long text (see _SAMPLED); None for a short text.
+    def sampled_marks(self, text: str) -> frozenset[int] | None:
+        """The marks of a long text's sampled shingles (see _SAMPLED); None for a short text.
 
         They come from the normalised text the exact-copy check already built.
         """

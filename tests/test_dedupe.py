@@ -170,9 +170,12 @@ def test_boilerplate_counts_documents_not_windows():
 
 def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial():
     # The regex sample equals picking, word by word, the 3-shingles of the normalised
-    # text whose first word starts with a letter outside "aeghilnorstuw" or a digit
-    # 0-4; short texts are left to the caller (every shingle, numbers masked).
+    # text whose first word starts with a digit 0-4 or a letter outside
+    # "aeghilnorstuw" (any character beyond ASCII counts as uncommon), each kept as
+    # the CRC-32 of its UTF-8 bytes; short texts are left to the caller (every
+    # shingle, numbers masked).
     import random
+    import zlib
 
     from satchel._dedupe import SHORT_TEXT, SentenceCache, normalise
 
@@ -188,21 +191,24 @@ def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial()
         "\n\n",
         "Ωmega",
         "(bracket",
+        "“quoted”",
+        "été",
+        "\ud800lone",
     ]
     texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(20, 120))) for _ in range(300)]
     cache = SentenceCache()
     long_texts = 0
     for text in texts:
         words = normalise(text).split(" ")
-        got = cache.sampled_shingles(text)
+        got = cache.sampled_marks(text)
         if len(words) < SHORT_TEXT:
             assert got is None
             continue
         long_texts += 1
         want = {
-            " ".join(words[k : k + 3])
+            zlib.crc32(" ".join(words[k : k + 3]).encode("utf-8", "surrogatepass"))
             for k in range(len(words) - 2)
-            if words[k][0].isalnum() and words[k][0] not in "aeghilnorstuw56789"
+            if words[k][0] in "01234bcdfjkmpqvxyz" or not words[k][0].isascii()
         }
         assert got == want, text
     assert long_texts > 100
