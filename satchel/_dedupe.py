@@ -32,6 +32,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 __all__ = [
     "NEGATION_PATTERN",
@@ -502,12 +503,11 @@ class Split:
     normal: list[str]
     #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
     keys: tuple[str, ...]
-    #: the whole text normalised, as :func:`normalise` (sentences split only at whitespace)
-    key: str
 
-    @classmethod
-    def of(cls, spans: list[tuple[int, int]], normal: list[str]) -> Split:
-        return cls(spans, normal, tuple(k for k in normal if _is_key(k)), " ".join(normal))
+    @property
+    def key(self) -> str:
+        """The whole text normalised, as :func:`normalise` (sentences split only at whitespace)."""
+        return " ".join(self.normal)
 
 
 class SentenceCache:
@@ -520,11 +520,14 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_normal", "_splits")
+    __slots__ = ("_is_key", "_keys", "_normal", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
         self._normal: dict[str, str] = {}
+        #: the normalised sentences that count as repeats, and the test for one (run in C)
+        self._keys: set[str] = set()
+        self._is_key = self._keys.__contains__
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -533,17 +536,30 @@ class SentenceCache:
             normal = self._normal
             sentences = [text[s:e] for s, e in spans]
             found = list(map(normal.get, sentences))
-            keys: list[str] = [
-                k if k is not None else normal.setdefault(sentence, normalise(sentence))
-                for k, sentence in zip(found, sentences, strict=True)
-            ]
-            done = self._splits[text] = Split.of(spans, keys)
+            if None in found:
+                found = [
+                    k if k is not None else self._normalise(sentence)
+                    for k, sentence in zip(found, sentences, strict=True)
+                ]
+            keys = cast(list[str], found)
+            done = self._splits[text] = Split(spans, keys, self.keys_of(keys))
         return done
 
-    def add(self, text: str, spans: list[tuple[int, int]], normal: list[str]) -> None:
+    def _normalise(self, sentence: str) -> str:
+        """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
+        key = self._normal[sentence] = normalise(sentence)
+        if _is_key(key):
+            self._keys.add(key)
+        return key
+
+    def keys_of(self, normal: Iterable[str]) -> tuple[str, ...]:
+        """Those of the normalised sentences (of texts split here) that count as repeats."""
+        return tuple(filter(self._is_key, normal))
+
+    def add(self, text: str, spans: list[tuple[int, int]], normal: list[str], keys: tuple[str, ...]) -> None:
         """Record the split of a text built from known sentences (what the ledger leaves)."""
         if text not in self._splits:
-            self._splits[text] = Split.of(spans, normal)
+            self._splits[text] = Split(spans, normal, keys)
 
     def pieces(self, text: str) -> list[str] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.
@@ -609,10 +625,10 @@ class Ledger:
         removed = tuple(
             (text[s:e], where) for (s, e), where in zip(split.spans, seen, strict=True) if where is not None
         )
-        keys = tuple(k for k in normal if _is_key(k))
+        keys = self._cache.keys_of(normal)
         joined, spans = _join_kept(text, kept)
         # What is left is already split: its sentences are the ones kept.
-        self._cache.add(joined, spans, normal)
+        self._cache.add(joined, spans, normal, keys)
         return Fresh(joined, removed, keys)
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:

@@ -44,6 +44,8 @@ __all__ = ["DEDUPE_STAGES", "Packer", "pack", "rank_candidates"]
 #: The dedupe stages, in the order they act.
 DEDUPE_STAGES = ("exact", "near", "neighbours", "sentences")
 _HISTORY_ROLES = ("system", "user", "assistant", "tool")
+#: A pack's source tags by (chunk id, or the ids of merged chunks; label): (open tag, close tag).
+_Tags = dict[tuple[str | tuple[str, ...], int], tuple[str, str]]
 
 
 def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -272,7 +274,8 @@ class Packer:
         budget = self._plan(question, system_text, history_msgs)
         retrieval = rank_candidates(chunks)
         sentences = SentenceCache()  # every dedupe stage reads each text's sentences from here
-        counted = self._prefetch(retrieval, sentences)
+        tags: _Tags = {}  # and every source's tags are built once
+        counted = self._prefetch(retrieval, sentences, tags)
         try:
             found = self._find_duplicates(retrieval, sentences)
             ranked, stripped = self._strip_boilerplate(retrieval, found)
@@ -282,7 +285,7 @@ class Packer:
                 ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
         finally:
             counted()  # the counts are needed next; and no counting thread outlives a failure
-        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences)
+        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences, tags)
 
         # order, render, and verify the exact count of what will be sent
         while True:
@@ -320,11 +323,13 @@ class Packer:
 
     # -- stages ---------------------------------------------------------------
 
-    def _prefetch(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> Callable[[], None]:
+    def _prefetch(
+        self, retrieval: Sequence[Chunk], sentences: SentenceCache, tags: _Tags
+    ) -> Callable[[], None]:
         """Start counting, in native batches beside the dedupe, what admission and the manifest count."""
-        return self._counter.prefetch(self._to_count(retrieval, sentences))
+        return self._counter.prefetch(self._to_count(retrieval, sentences, tags))
 
-    def _to_count(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> Iterator[str]:
+    def _to_count(self, retrieval: Sequence[Chunk], sentences: SentenceCache, tags: _Tags) -> Iterator[str]:
         """Every candidate's text (the manifest reports it), with the head and tail of its enclosure.
 
         With an additive tokenizer a text is counted as its sentences (see
@@ -343,7 +348,7 @@ class Packer:
             else:
                 yield body
             if count.additive:  # what _cost counts besides the text (label 1 stands for all)
-                head, body, tail = self._enclosure([chunk], chunk.text, 1)
+                head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
                 yield head
                 yield from count.joined_parts(body, tail)[1:]
 
@@ -404,6 +409,7 @@ class Packer:
         budget: Budget,
         question: str,
         sentences: SentenceCache,
+        tags: _Tags,
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
@@ -429,7 +435,7 @@ class Packer:
         admission = admit(
             ranked,
             max(0, budget.sources - wrapper),
-            functools.partial(self._cost, sentences=sentences),
+            functools.partial(self._cost, sentences=sentences, tags=tags),
             functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={
                 retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()
@@ -493,14 +499,26 @@ class Packer:
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
         return attributes(fields, self.metadata)
 
-    def _enclosure(self, members: Sequence[Chunk], text: str, label: int) -> tuple[str, str, str]:
-        """A source as (open tag, escaped text, close tag and the line break after it)."""
-        head, body, close = source_parts(
-            label, chunk_attr([m.id for m in members]), self._attrs(members[0]), text
-        )
-        return head, body, close + "\n"  # the line break that joins it to what follows
+    def _enclosure(
+        self, members: Sequence[Chunk], text: str, label: int, tags: _Tags
+    ) -> tuple[str, str, str]:
+        """A source as (open tag, escaped text, close tag and the line break after it).
 
-    def _cost(self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache) -> int:
+        ``tags`` keeps each source's tags for the rest of the pack: the prefetch,
+        admission's room check and the source's cost all ask for the same ones.
+        """
+        key = (members[0].id if len(members) == 1 else tuple(m.id for m in members), label)
+        made = tags.get(key)
+        if made is None:
+            head, _, close = source_parts(
+                label, chunk_attr([m.id for m in members]), self._attrs(members[0]), ""
+            )
+            made = tags[key] = (head, close + "\n")  # the line break that joins it to what follows
+        return made[0], escape_text(text), made[1]
+
+    def _cost(
+        self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache, tags: _Tags
+    ) -> int:
         """Tokens one source takes: open tag, escaped text, close tag and the line break after it.
 
         With an additive tokenizer (both OpenAI encodings) the count is exact and
@@ -513,7 +531,7 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
-        head, body, tail = self._enclosure(members, text, label)
+        head, body, tail = self._enclosure(members, text, label, tags)
         if not count.additive or not body:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
