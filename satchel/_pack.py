@@ -327,10 +327,12 @@ class Packer:
         self, retrieval: Sequence[Chunk], sentences: SentenceCache, tags: _Tags
     ) -> Callable[[], None]:
         """Start counting, in native batches beside the dedupe, what admission and the manifest count."""
-        return self._counter.prefetch(self._to_count(retrieval, sentences, tags))
+        return self._counter.prefetch_groups(self._to_count(retrieval, sentences, tags))
 
-    def _to_count(self, retrieval: Sequence[Chunk], sentences: SentenceCache, tags: _Tags) -> Iterator[str]:
-        """Every candidate's text (the manifest reports it), with the head and tail of its enclosure.
+    def _to_count(
+        self, retrieval: Sequence[Chunk], sentences: SentenceCache, tags: _Tags
+    ) -> Iterator[list[str]]:
+        """For each candidate, its text (the manifest reports it) with the head and tail of its enclosure.
 
         With an additive tokenizer a text is counted as its sentences (see
         SentenceCache.pieces): sentences recur across overlapping candidates,
@@ -342,15 +344,19 @@ class Packer:
         split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
             body = escape_text(chunk.text)
+            if not count.additive:
+                yield [body]
+                continue
             if split and body is chunk.text:
                 sentences.split(body)
-                yield from sentences.pieces(body) or ()
+                group = sentences.pieces(body) or []
             else:
-                yield body
-            if count.additive:  # what _cost counts besides the text (label 1 stands for all)
-                head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
-                yield head
-                yield from count.joined_parts(body, tail)[1:]
+                group = [body]
+            # what _cost counts besides the text (label 1 stands for all)
+            head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
+            group.append(head)
+            group += count.joined_parts(body, tail)[1:]
+            yield group
 
     def _body_tokens(self, text: str, sentences: SentenceCache) -> int:
         """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""

@@ -352,13 +352,20 @@ class TokenCounter:
     def prefetch(self, texts: Iterable[str]) -> Callable[[], None]:
         """Start counting ``texts``; returns ``wait()``, after which their counts are cached.
 
+        See :meth:`prefetch_groups`, which takes them a group at a time.
+        """
+        return self.prefetch_groups(zip(texts))
+
+    def prefetch_groups(self, groups: Iterable[Iterable[str]]) -> Callable[[], None]:
+        """Start counting the texts of ``groups``; returns ``wait()``, after which their counts are cached.
+
         A tokenizer with a native batch (``count_many``: tiktoken, Hugging Face)
         counts them in a background thread, which runs beside the caller's Python
-        work because the native code releases the GIL. ``texts`` may be a
-        generator doing work of its own (packing splits candidates into
-        sentences): its texts go to the thread in a few large batches as they
-        come, so counting starts early and each batch costs one handover of the
-        GIL. Other tokenizers count on demand, as before.
+        work because the native code releases the GIL. ``groups`` may be a
+        generator doing work of its own (packing splits each candidate into
+        sentences and yields them as one group): its texts go to the thread in a
+        few large batches as they come, so counting starts early and each batch
+        costs one handover of the GIL. Other tokenizers count on demand, as before.
         """
         if len(self._cache) > CACHE_LIMIT:
             self._cache.clear()
@@ -366,32 +373,43 @@ class TokenCounter:
         if count_many is None:
             return _nothing
         cache = self._cache
-        seen: set[str] = set()
-        batch: list[str] = []
+        sent: set[str] = set()
+        pending: list[str] = []
         limit = _FIRST_BATCH
         worker: _Worker | None = None
         try:
-            for text in texts:
-                if text not in cache and text not in seen:
-                    seen.add(text)
-                    batch.append(text)
-                    if len(batch) >= limit:
-                        worker = worker or _Worker.start(count_many)
-                        if worker is None:  # no threads here (a restricted runtime): count now
-                            cache.update(zip(batch, count_many(batch), strict=True))
-                        else:
-                            worker.send(batch)
-                        batch, limit = [], min(2 * limit, _LAST_BATCH)
+            for group in groups:
+                pending += group
+                if len(pending) >= limit:
+                    batch, pending, limit = self._unknown(pending, sent), [], min(2 * limit, _LAST_BATCH)
+                    worker = worker or _Worker.start(count_many)
+                    if worker is None:  # no threads here (a restricted runtime): count now
+                        cache.update(zip(batch, count_many(batch), strict=True))
+                    else:
+                        worker.send(batch)
         except BaseException:
             if worker is not None:
                 worker.stop()  # the texts failed (an error while splitting them): no thread is left waiting
             raise
+        batch = self._unknown(pending, sent)
         if worker is None:
             if batch:
                 cache.update(zip(batch, count_many(batch), strict=True))
             return _nothing
         worker.send(batch)
         return functools.partial(worker.finish, cache)
+
+    def _unknown(self, texts: list[str], sent: set[str]) -> list[str]:
+        """The distinct ``texts`` neither counted nor in ``sent`` (to which they are added).
+
+        Set operations in C, not a test per text: candidates share most of their
+        sentences, so most texts are repeats.
+        """
+        new = set(texts)
+        new -= sent
+        new -= self._cache.keys() & new
+        sent |= new
+        return list(new)
 
     def joined(self, left: str, right: str) -> int:
         """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
