@@ -209,3 +209,71 @@ def test_source_block_is_the_enclosure_the_prompt_uses():
     assert block == '<source_2 id="S2" chunk="w1, w2" title="A &quot;b&quot;">\nx &lt; y\n</source_2>'
     r = satchel.pack([{"id": "doc#1", "text": "x < y", "title": 'A "b"'}], "q?")
     assert source_block(1, "doc#1", [("title", 'A "b"')], "x < y") in r.text
+
+
+def _busy_candidates():
+    """Candidates that exercise every stage: copies, near-duplicates, conflicts, neighbours, repeats."""
+    doc = " ".join(f"Sentence {i} of the manual says the lamp has mode {i}." for i in range(60))
+    out = [{"id": f"w{k}", "doc_id": "manual", "start": k * 300, "end": k * 300 + 700} for k in range(6)]
+    for c in out:
+        c["text"] = doc[c["start"] : c["end"]]
+    out += [
+        {"id": "copy", "text": out[0]["text"].upper()},
+        {"id": "price-a", "text": "The Plus plan costs $2.99 a month and includes the app."},
+        {"id": "price-b", "text": "The Plus plan costs $3.99 a month and includes the app."},
+        {"id": "repeat", "text": "Sentence 3 of the manual says the lamp has mode 3. A new fact."},
+    ]
+    return out
+
+
+def test_a_pack_leaves_no_cycles_for_the_paused_collector():
+    # pack() pauses the cycle collector, which is safe only because reference
+    # counting frees everything a pack allocates
+    import gc
+
+    satchel.pack(_busy_candidates(), "What mode?", compress=True)  # warm caches
+    gc.collect()
+    gc.disable()
+    try:
+        r = satchel.pack(_busy_candidates(), "What mode?", compress=True, source_budget=400)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    assert {e.status for e in r.manifest} == {"kept", "dropped"} and r.to_dict()["manifest"]
+
+
+def test_the_collector_runs_again_after_packs_as_it_did_before():
+    import gc
+    import threading
+
+    import pytest
+
+    assert gc.isenabled()
+    satchel.pack(_busy_candidates(), "What mode?")
+    assert gc.isenabled()
+    with pytest.raises(satchel.PackError):
+        satchel.pack([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "q?")
+    assert gc.isenabled()
+    # many packs at once in threads: running again once the last one ends
+    errors = []
+
+    def work():
+        try:
+            for _ in range(3):
+                satchel.pack(_busy_candidates(), "What mode?")
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and gc.isenabled()
+    # paused by the caller: still paused after a pack
+    gc.disable()
+    try:
+        satchel.pack(_busy_candidates(), "What mode?")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
