@@ -520,7 +520,7 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_is_key", "_keys", "_normal", "_splits")
+    __slots__ = ("_is_key", "_keys", "_normal", "_pieces", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -528,6 +528,7 @@ class SentenceCache:
         #: the normalised sentences that count as repeats, and the test for one (run in C)
         self._keys: set[str] = set()
         self._is_key = self._keys.__contains__
+        self._pieces: dict[str, tuple[str, ...]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -561,7 +562,7 @@ class SentenceCache:
         if text not in self._splits:
             self._splits[text] = Split(spans, normal, keys)
 
-    def pieces(self, text: str) -> list[str] | None:
+    def pieces(self, text: str) -> tuple[str, ...] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.
 
         Each piece is a sentence with the whitespace before it. For both OpenAI
@@ -569,12 +570,16 @@ class SentenceCache:
         TiktokenTokenizer), and pieces recur across overlapping candidates, so
         they are what gets counted. A sentence followed by a line break stays
         with the next one, since punctuation and line breaks tokenize together.
+        Kept: the prefetch, admission and the manifest all ask.
         """
-        split = self._splits.get(text)
-        if split is None:
-            return None
-        cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
-        return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        done = self._pieces.get(text)
+        if done is None:
+            split = self._splits.get(text)
+            if split is None:
+                return None
+            cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
+            done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
+        return done
 
     def sampled_marks(self, text: str) -> frozenset[int] | None:
         """The marks of a long text's sampled shingles (see _SAMPLED); None for a short text.

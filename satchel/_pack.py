@@ -393,7 +393,7 @@ class Packer:
                 continue
             if split and body is chunk.text:
                 sentences.split(body)
-                group = sentences.pieces(body) or []
+                group = [*(sentences.pieces(body) or ())]
             else:
                 group = [body]
             # what _cost counts besides the text (label 1 stands for all)

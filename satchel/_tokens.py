@@ -338,7 +338,7 @@ class TokenCounter:
         """Whether ``text`` has been counted already."""
         return text in self._cache
 
-    def sum_of(self, text: str, parts: Iterable[str]) -> int:
+    def sum_of(self, text: str, parts: Sequence[str]) -> int:
         """``count(text)`` for a text made of ``parts`` cut where the tokenizer's pieces split.
 
         Only for additive tokenizers (see TiktokenTokenizer), whose count of such a
@@ -346,7 +346,11 @@ class TokenCounter:
         """
         n = self._cache.get(text)
         if n is None:
-            n = self._cache[text] = sum(map(self, parts))
+            try:  # the parts were counted in the prefetch: sum them in C
+                n = sum(map(self._cache.__getitem__, parts))
+            except KeyError:
+                n = sum(map(self, parts))
+            self._cache[text] = n
         return n
 
     def prefetch(self, texts: Iterable[str]) -> Callable[[], None]:
