@@ -40,13 +40,21 @@ from ._render import (
 )
 from ._represent import Compressor, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
-from ._tokens import TokenCounter, resolve_tokenizer
+from ._tokens import (
+    EstimateTokenizer,
+    HuggingFaceTokenizer,
+    TiktokenTokenizer,
+    TokenCounter,
+    resolve_tokenizer,
+)
 
 __all__ = ["DEDUPE_STAGES", "Packer", "pack", "rank_candidates"]
 
 #: The dedupe stages, in the order they act.
 DEDUPE_STAGES = ("exact", "near", "neighbours", "sentences")
 _HISTORY_ROLES = ("system", "user", "assistant", "tool")
+#: Tokenizers whose counting leaves no cycles (native code, or none)
+_OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
 _collector_holders = 0  # packs running with the cycle collector paused
 _collector_was_enabled = False
@@ -303,7 +311,10 @@ class Packer:
         history: Sequence[Mapping[str, str]] | None = None,
     ) -> PackResult:
         """Pack ``candidates`` for ``question``; see :func:`satchel.pack`."""
-        with _collector_paused():
+        # The collector is paused only while Satchel's own code runs: a user's
+        # compressor or token counter may make cycles of its own.
+        own_code = self.compressor is None and isinstance(self._counter.tokenizer, _OWN_TOKENIZERS)
+        with _collector_paused() if own_code else contextlib.nullcontext():
             return self._pack(candidates, question, system, history)
 
     def _pack(

@@ -277,3 +277,27 @@ def test_the_collector_runs_again_after_packs_as_it_did_before():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_user_code_runs_with_the_collector_on():
+    # a user's compressor or token counter may make cycles: pack() pauses the
+    # collector only around Satchel's own code
+    import gc
+
+    compressing, counting = [], []
+
+    def compressor(text, question, max_tokens):
+        compressing.append(gc.isenabled())
+        return text[:20]
+
+    def tokens(text):
+        counting.append(gc.isenabled())
+        return len(text.split())
+
+    text = "Fact {} about the lamp, its modes and its many settings."
+    chunks = [{"id": f"c{i}", "text": text.format(i)} for i in range(5)]
+    satchel.pack(
+        chunks, "What mode?", compressor=compressor, compressor_roles=["supporting"], source_budget=60
+    )
+    satchel.pack(chunks, "What mode?", tokenizer=tokens)
+    assert compressing and all(compressing) and counting and all(counting)
