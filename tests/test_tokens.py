@@ -224,6 +224,35 @@ def test_prefetch_counts_in_the_background_and_fills_the_cache():
     assert [count(t) for t in texts] == [tok.count(t) for t in texts] and calls == []
 
 
+def test_prefetch_groups_sends_each_text_not_yet_counted_once():
+    # groups repeat texts within and across batches, and some were counted before:
+    # the background thread is sent each of the others exactly once
+    from satchel._tokens import TokenCounter
+
+    tok = TiktokenTokenizer("o200k_base")
+    sent = []
+
+    class Spy:
+        name, exact, splits_at_words = "spy", True, True
+
+        def count(self, text):
+            return tok.count(text)
+
+        def count_many(self, texts):
+            sent.extend(texts)
+            return tok.count_many(texts)
+
+    count = TokenCounter(Spy())
+    before = [f"Known text {i}." for i in range(50)]
+    count.prefetch(before)()
+    sent.clear()
+    groups = [[f" Sentence {i % 700}.", f" Sentence {(i * 7) % 900}.", before[i % 50]] for i in range(3000)]
+    count.prefetch_groups(iter(groups))()
+    fresh = {t for g in groups for t in g} - set(before)
+    assert sorted(sent) == sorted(fresh)
+    assert all(count(t) == tok.count(t) for t in fresh)
+
+
 def test_prefetch_raises_the_background_error_in_the_caller():
     from satchel._tokens import TokenCounter
 
