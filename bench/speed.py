@@ -20,7 +20,7 @@ in a background thread beside its dedupe, so its wall time is below its CPU
 time). Growth is the 10k time over the 1k time (10.0 is linear). Reports only;
 asserts nothing.
 
-    python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile]
+    python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile] [--by-stage] [--collector]
 """
 
 from __future__ import annotations
@@ -168,6 +168,25 @@ def stage_times(repeat: int, cands: list[dict[str, Any]], question: str) -> list
     ]
 
 
+def collector_times(repeat: int, cands: list[dict[str, Any]], question: str) -> tuple[float, float]:
+    """Best-of-``repeat`` pack time with the cycle collector paused (as shipped), and running."""
+    import contextlib
+
+    import satchel._pack as packing
+
+    paused = packing._collector_paused
+
+    def running() -> None:
+        packing._collector_paused = contextlib.nullcontext  # type: ignore[assignment]
+        try:
+            do_pack(cands, question)
+        finally:
+            packing._collector_paused = paused
+
+    (as_shipped, _), (with_collector, _) = timed(repeat, lambda: do_pack(cands, question), running)
+    return as_shipped, with_collector
+
+
 #: (label, function name, file suffix) of the stages shown in the profile breakdown.
 STAGES = (
     ("as_chunks (validate)", "as_chunks", "_chunk.py"),
@@ -235,6 +254,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also time pack with dedupe off and with each dedupe stage added, against the tokenizer pass",
     )
+    ap.add_argument(
+        "--collector",
+        action="store_true",
+        help="also time pack with Python's cycle collector running (pack pauses it)",
+    )
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     records = load_nq()
@@ -243,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"$ {command}")
     rows = []
     by_stage: list[tuple[int, float, list[tuple[str, float]]]] = []
+    collector: list[tuple[int, float, float]] = []
     for n in sizes:
         cands, shape = build(n, records, all_paragraphs=args.all_paragraphs)
         texts = [c["text"] for c in cands]
@@ -265,6 +290,8 @@ def main(argv: list[str] | None = None) -> None:
             profile(cands, question)
         if args.by_stage:
             by_stage.append((n, tok, stage_times(args.repeat, cands, question)))
+        if args.collector:
+            collector.append((n, *collector_times(args.repeat, cands, question)))
     print(
         f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
         f"best of {args.repeat}"
@@ -299,6 +326,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\npack by dedupe stages at {n} (x the tokenizer pass of {tok:.3f}s):")
         for label, seconds in times:
             print(f"  {label:<44} {seconds:7.3f}s {seconds / tok:6.2f}x")
+    for n, as_shipped, with_collector in collector:
+        print(
+            f"\npack at {n} with the cycle collector paused (as shipped): {as_shipped:.3f}s; "
+            f"running: {with_collector:.3f}s ({with_collector / as_shipped - 1:+.0%})"
+        )
     print(
         "\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
         "reported, not asserted)"

@@ -66,8 +66,7 @@ def _collector_paused() -> Iterator[None]:
 
     A pack allocates tens of thousands of short-lived containers, all freed by
     reference counting (a pack leaves no cycles: tests/test_pack.py checks), yet
-    every 700 of them start a collection that finds nothing: 6-8% of the time of
-    a pack of 1,000 candidates (bench/speed.py). Packs may run in
+    every 700 of them would start a collection that finds nothing. Packs may run in
     several threads at once: the collector runs again when the last one ends,
     if it was running when the first began.
     """
