@@ -147,6 +147,25 @@ def parse_date(value: str, chunk_id: str = "?") -> _dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=_dt.UTC)
 
 
+def check_utf8(value: str, what: str) -> None:
+    """Refuse a string holding a lone surrogate: no UTF-8 prompt, log or model API can carry it.
+
+    Such strings come from text decoded with ``surrogateescape`` or JSON with a
+    broken pair ("\\ud800"). Only non-ASCII strings are encoded to check
+    (``isascii`` is a flag lookup in CPython).
+    """
+    if value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"{what} holds a lone surrogate {value[exc.start]!r} at character {exc.start}, which cannot "
+            "be sent as UTF-8; repair the text where it was decoded (e.g. "
+            "bytes.decode('utf-8', errors='replace'))"
+        ) from None
+
+
 def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
@@ -166,6 +185,8 @@ def _check(chunk: Chunk) -> None:
             f"candidate {cid!r}: text is empty; drop empty chunks before packing "
             "(an empty source wastes tokens and a label)"
         )
+    check_utf8(cid, f"candidate id {cid!r}")
+    check_utf8(chunk.text, f"candidate {cid!r}: text")
     if chunk.score is not None:
         if isinstance(chunk.score, bool) or not isinstance(chunk.score, (int, float)):
             raise InputError(
@@ -192,6 +213,8 @@ def _check(chunk: Chunk) -> None:
                 set_(chunk, name, str(value))
             else:
                 raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
+        elif value is not None:
+            check_utf8(value, f"candidate {cid!r}: {name}")
     _check_offsets(chunk)
     set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
     set_(chunk, "priority", as_priority(chunk.priority, cid))
@@ -202,6 +225,10 @@ def _check(chunk: Chunk) -> None:
         )
     if not isinstance(chunk.metadata, Mapping):
         raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
+    for key, value in chunk.metadata.items():
+        for part in (key, value):
+            if isinstance(part, str):
+                check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
     set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)))
 
 

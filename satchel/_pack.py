@@ -16,7 +16,7 @@ from typing import Any
 
 from ._admit import Admission, Decision, Draft, Policy, admit, drop_weakest
 from ._budget import Budget
-from ._chunk import ROLES, Chunk, Priority, as_chunks
+from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8
 from ._dedupe import DedupeReport, SentenceCache, find_duplicates, strip_boilerplate
 from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
@@ -706,6 +706,8 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
         system = DEFAULT_SYSTEM
     if not isinstance(system, str):
         raise InputError(f"system must be a string (or None for the default), got {type(system).__name__}")
+    check_utf8(question, "question")
+    check_utf8(system, "system")
     messages = []
     for i, m in enumerate(history or ()):
         if (
@@ -717,6 +719,7 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
                 f"history[{i}]={m!r} must be a dict with role ({', '.join(_HISTORY_ROLES)}) and "
                 "string content"
             )
+        check_utf8(m["content"], f"history[{i}] content")
         messages.append({"role": m["role"], "content": m["content"]})
     return system, messages
 

@@ -33,6 +33,11 @@ OK = {"id": "a", "text": "Some text."}
         ([{"text": "no id"}], "no 'id'"),
         (["just a string"], "must be a satchel.Chunk or a dict"),
         ({"id": "a", "text": "x"}, "list of chunks"),
+        # a lone surrogate (JSON "\ud800") cannot be sent, logged or hashed as UTF-8
+        ([{"id": "a", "text": "Caf\ud800 open."}], r"text holds a lone surrogate '\\ud800' at character 3"),
+        ([{"id": "a\udfff", "text": "x"}], "candidate id .* holds a lone surrogate"),
+        ([{"id": "a", "text": "x", "title": "T\ud800"}], "'a': title holds a lone surrogate"),
+        ([{"id": "a", "text": "x", "region": "\udc80"}], "'a': metadata 'region' holds a lone surrogate"),
     ],
 )
 def test_bad_candidates(candidates, match):
@@ -102,3 +107,17 @@ def test_every_error_class_is_a_packerror():
         "UnknownModelError",
     ):
         assert issubclass(getattr(satchel, name), PackError)
+
+
+@pytest.mark.parametrize(
+    ("parts", "match"),
+    [
+        ({"question": "Why\ud800?"}, "question holds a lone surrogate"),
+        ({"system": "Be brief\udfff."}, "system holds a lone surrogate"),
+        ({"history": [{"role": "user", "content": "Hi \ud83d"}]}, r"history\[0\] content holds a lone"),
+    ],
+)
+def test_prompt_parts_with_a_lone_surrogate(parts, match):
+    parts = {"question": "q?", **parts}
+    with pytest.raises(InputError, match=match):
+        satchel.pack([OK], parts.pop("question"), **parts)
