@@ -14,7 +14,8 @@ from satchel._tokens import TiktokenTokenizer
 
 O200K = TiktokenTokenizer("o200k_base")
 
-# Hostile alphabet: tag characters, quotes, ampersands, entities, newlines, digits.
+# Hostile alphabet: tag characters, quotes, ampersands, entities, newlines, digits,
+# and the rarer whitespace and control characters a scraped page carries.
 pieces = st.sampled_from(
     [
         "Plus costs $2.99.",
@@ -40,6 +41,13 @@ pieces = st.sampled_from(
         "Dr. Who said no. ",
         "A. B. Smith sent it. ",
         "End.\n\nNew one ",
+        "Done.\r\nNext ",
+        "\x0b",
+        "\u2028",
+        "\u0085",
+        "\x00",
+        "\ufeff",
+        "🙂",
     ]
 )
 texts = st.lists(pieces, min_size=1, max_size=12).map("".join).filter(lambda t: t.strip())
