@@ -584,7 +584,7 @@ class SentenceCache:
     def sampled_marks(self, text: str) -> frozenset[int] | None:
         """The marks of a long text's sampled shingles (see _SAMPLED); None for a short text.
 
-        They come from the normalised text the exact-copy check already built.
+        They come from the text's normalised sentences, split once per pack.
         """
         key = self.split(text).key
         return None if key.count(" ") + 1 < SHORT_TEXT else _sampled(key)
