@@ -21,6 +21,7 @@ time). Growth is the 10k time over the 1k time (10.0 is linear). Reports only;
 asserts nothing.
 
     python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile] [--by-stage] [--collector]
+                          [--source-budget N]
 """
 
 from __future__ import annotations
@@ -138,8 +139,8 @@ def tokenizer_pass(texts: list[str]) -> int:
     return sum(count(t) for t in texts)
 
 
-def do_pack(cands: list[dict[str, Any]], question: str) -> satchel.PackResult:
-    return satchel.pack(cands, question, model="gpt-4o", order="edges")
+def do_pack(cands: list[dict[str, Any]], question: str, **options: Any) -> satchel.PackResult:
+    return satchel.pack(cands, question, model="gpt-4o", order="edges", **options)
 
 
 #: dedupe settings timed by --by-stage, from none to all (the default)
@@ -152,23 +153,25 @@ DEDUPE_STEPS = (
 )
 
 
-def stage_times(repeat: int, cands: list[dict[str, Any]], question: str) -> list[tuple[str, float]]:
+def stage_times(
+    repeat: int, cands: list[dict[str, Any]], question: str, **options: Any
+) -> list[tuple[str, float]]:
     """Best-of-``repeat`` pack time for each dedupe setting in DEDUPE_STEPS."""
     return [
         (
             label,
             best_of(
                 repeat,
-                lambda dedupe=dedupe: satchel.pack(
-                    cands, question, model="gpt-4o", order="edges", dedupe=dedupe
-                ),
+                lambda dedupe=dedupe: do_pack(cands, question, dedupe=dedupe, **options),
             ),
         )
         for label, dedupe in DEDUPE_STEPS
     ]
 
 
-def collector_times(repeat: int, cands: list[dict[str, Any]], question: str) -> tuple[float, float]:
+def collector_times(
+    repeat: int, cands: list[dict[str, Any]], question: str, **options: Any
+) -> tuple[float, float]:
     """Best-of-``repeat`` pack time with the cycle collector paused (as shipped), and running."""
     import contextlib
 
@@ -179,11 +182,11 @@ def collector_times(repeat: int, cands: list[dict[str, Any]], question: str) -> 
     def running() -> None:
         packing._collector_paused = contextlib.nullcontext  # type: ignore[assignment]
         try:
-            do_pack(cands, question)
+            do_pack(cands, question, **options)
         finally:
             packing._collector_paused = paused
 
-    (as_shipped, _), (with_collector, _) = timed(repeat, lambda: do_pack(cands, question), running)
+    (as_shipped, _), (with_collector, _) = timed(repeat, lambda: do_pack(cands, question, **options), running)
     return as_shipped, with_collector
 
 
@@ -206,10 +209,10 @@ STAGES = (
 )
 
 
-def profile(cands: list[dict[str, Any]], question: str) -> None:
+def profile(cands: list[dict[str, Any]], question: str, **options: Any) -> None:
     prof = cProfile.Profile()
     prof.enable()
-    do_pack(cands, question)
+    do_pack(cands, question, **options)
     prof.disable()
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
@@ -255,11 +258,18 @@ def main(argv: list[str] | None = None) -> None:
         help="also time pack with dedupe off and with each dedupe stage added, against the tokenizer pass",
     )
     ap.add_argument(
+        "--source-budget",
+        type=int,
+        default=None,
+        help="cap the sources at this many tokens (default: what gpt-4o's window leaves)",
+    )
+    ap.add_argument(
         "--collector",
         action="store_true",
         help="also time pack with Python's cycle collector running (pack pauses it)",
     )
     args = ap.parse_args(argv)
+    options = {} if args.source_budget is None else {"source_budget": args.source_budget}
     sizes = [int(s) for s in args.sizes.split(",")]
     records = load_nq()
     question = records[0]["question"]
@@ -277,9 +287,9 @@ def main(argv: list[str] | None = None) -> None:
         (tok, tok_cpu), (pk, pk_cpu) = timed(
             args.repeat,
             lambda texts=texts: tokenizer_pass(texts),
-            lambda cands=cands: do_pack(cands, question),
+            lambda cands=cands: do_pack(cands, question, **options),
         )
-        result = do_pack(cands, question)
+        result = do_pack(cands, question, **options)
         reasons: dict[str, int] = {}
         for e in result.manifest:
             key = e.reason.split(":")[0] if e.status == "dropped" else e.reason.split(" ")[0]
@@ -287,14 +297,14 @@ def main(argv: list[str] | None = None) -> None:
         reasons["marked conflicting"] = sum(bool(e.conflicts_with) for e in result.manifest)
         rows.append((n, tok, pk, tokens, shape, result, reasons, (tok_cpu, pk_cpu)))
         if args.profile:
-            profile(cands, question)
+            profile(cands, question, **options)
         if args.by_stage:
-            by_stage.append((n, tok, stage_times(args.repeat, cands, question)))
+            by_stage.append((n, tok, stage_times(args.repeat, cands, question, **options)))
         if args.collector:
-            collector.append((n, *collector_times(args.repeat, cands, question)))
+            collector.append((n, *collector_times(args.repeat, cands, question, **options)))
     print(
-        f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default); "
-        f"best of {args.repeat}"
+        f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default), "
+        f"source budget {args.source_budget or 'the rest of the window'}; best of {args.repeat}"
     )
     print()
     print(
