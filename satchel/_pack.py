@@ -397,24 +397,25 @@ class Packer:
         count = self._counter
         split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
-            body = escape_text(chunk.text)
             if not count.additive:
-                yield [body]
+                yield [escape_text(chunk.text)]
                 continue
+            # the text and what _cost counts besides it (label 1 stands for all)
+            head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
             if split and body is chunk.text:
                 sentences.split(body)
                 group = [*(sentences.pieces(body) or ())]
             else:
                 group = [body]
-            # what _cost counts besides the text (label 1 stands for all)
-            head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
             group.append(head)
             group += count.joined_parts(body, tail)[1:]
             yield group
 
-    def _body_tokens(self, text: str, sentences: SentenceCache) -> int:
-        """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""
-        body = escape_text(text)
+    def _body_tokens(self, text: str, sentences: SentenceCache, body: str | None = None) -> int:
+        """Tokens of a source's text as rendered (escaped: ``body``, when the caller has it);
+        from its sentences when they are known."""
+        if body is None:
+            body = escape_text(text)
         count = self._counter
         if body is text and count.additive and not count.knows(body):
             pieces = sentences.pieces(body)
@@ -596,8 +597,7 @@ class Packer:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
             return count(head + body + tail)
-        self._body_tokens(text, sentences)  # from its sentences, if known, before joined() counts it
-        return count(head) + count.joined(body, tail)
+        return count(head) + count.joined(body, tail, self._body_tokens(text, sentences, body))
 
     def _render(
         self,

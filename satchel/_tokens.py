@@ -415,12 +415,16 @@ class TokenCounter:
         sent |= new
         return list(new)
 
-    def joined(self, left: str, right: str) -> int:
-        """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised."""
+    def joined(self, left: str, right: str, left_tokens: int | None = None) -> int:
+        """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised.
+
+        ``left_tokens`` is ``count(left)`` when the caller knows it (a text counted
+        as the sum of its sentences).
+        """
         parts = self.joined_parts(left, right)
         if len(parts) == 1:
             return self(parts[0])
-        return self(left) - self(parts[1]) + self(parts[2])
+        return (self(left) if left_tokens is None else left_tokens) - self(parts[1]) + self(parts[2])
 
     def joined_parts(self, left: str, right: str) -> list[str]:
         """What :meth:`joined` counts: ``[left + right]``, or ``[left, tail, tail + right]``.
