@@ -474,7 +474,6 @@ class Packer:
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
-        count = self._counter
         best = max((c.score for c in ranked if c.score is not None), default=None)
         policy = Policy(
             roles=roles,
@@ -491,11 +490,9 @@ class Packer:
             if self.compress
             else None,
         )
-        # The <sources> element itself, as it splits in the exact count (see _usage).
-        wrapper = count(SOURCES_OPEN + "\n") + self._closing(question) - count(self._after_sources(question))
         admission = admit(
             ranked,
-            max(0, budget.sources - wrapper),
+            max(0, budget.sources - self._sources_element(question)),
             functools.partial(self._cost, sentences=sentences, tags=tags),
             functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={
@@ -544,9 +541,14 @@ class Packer:
         """Everything the user message holds after ``</sources>``: the contract restated, the question."""
         return (self._restated() if self._restates else "") + QUESTION_SEPARATOR + question_block(question)
 
-    def _closing(self, question: str) -> int:
-        """Tokens of ``</sources>`` and what follows it (one segment: the tag and the break merge)."""
-        return self._counter(SOURCES_CLOSE + self._after_sources(question))
+    def _sources_element(self, question: str) -> int:
+        """Tokens the ``<sources>`` element adds around its sources, as the exact count splits it.
+
+        The close tag merges with the line break after it, so it is counted with
+        everything that follows, less that.
+        """
+        count, after = self._counter, self._after_sources(question)
+        return count(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE + after) - count(after)
 
     def _system(self, system: str) -> str:
         """The system message: instructions, then the output contract when there is one."""
@@ -631,7 +633,7 @@ class Packer:
         if ordered and count.additive and len(ordered) < 1000:
             # Exact without a second pass over the sources: the user message splits
             # into segments that tokenize independently (see _cost).
-            user = count(SOURCES_OPEN + "\n") + sum(d.cost for d in ordered) + self._closing(question)
+            user = self._sources_element(question) + sum(d.cost for d in ordered) + question_part
         else:
             user = count(messages[-1]["content"])
         framing = p.message_overhead * len(messages) + p.reply_overhead
