@@ -119,6 +119,23 @@ def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
             return k
 
 
+def _offset(kept: list[str], new: list[str]) -> int | None:
+    """How many words ``new`` starts after ``kept`` (negative: before it) when the two are
+    one window shifted along its document, else None."""
+    k = _shift(kept, new)
+    if k is not None:
+        return k
+    k = _shift(new, kept)
+    return None if k is None else -k
+
+
+def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
+    """Whether the window ``new``, ``offset`` words from ``kept``, has words ``kept`` lacks."""
+    if offset is None:
+        return False
+    return offset < 0 or len(new) > len(kept) - offset  # starts before kept, or runs past its end
+
+
 def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
     """``text``'s plain words (see _plain), kept in ``words`` for the next comparison."""
     found = words.get(text)
@@ -135,11 +152,7 @@ def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> b
     """
     words = {} if words is None else words
     new_words, kept_words = _plain_words(new, words), _plain_words(kept, words)
-    k = _shift(kept_words, new_words)
-    if k is not None:  # new starts k words into kept: does it run past kept's end?
-        return len(new_words) > len(kept_words) - k
-    k = _shift(new_words, kept_words)
-    return k is not None and k > 0  # new starts k words before kept
+    return _adds_words(_offset(kept_words, new_words), new_words, kept_words)
 
 
 #: Words a changed detail spans: a replacement at an end longer than this on
@@ -170,10 +183,15 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
     differences. ``words`` keeps each text's plain words, as for :func:`extends`.
     """
     words = {} if words is None else words
+    if _offset(_plain_words(a, words), _plain_words(b, words)) is not None:
+        return None  # a window shifted along its document: only its ends differ
+    return _difference_unshifted(a, b, words)
+
+
+def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | None:
+    """:func:`difference` of two texts known not to be one window shifted."""
     left, right = a.split(), b.split()
     plain_left, plain_right = _plain_words(a, words), _plain_words(b, words)
-    if _shift(plain_left, plain_right) is not None or _shift(plain_right, plain_left) is not None:
-        return None  # a window shifted along its document: only its ends differ
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
     # then judge the original words where the texts differ. The ends are what lies
     # outside the first and last long runs of shared words (a lone shared "the"
@@ -404,9 +422,12 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
-            if extends(text, texts[j], plain):
+            mine, theirs = _plain_words(text, plain), _plain_words(texts[j], plain)
+            offset = _offset(theirs, mine)
+            if _adds_words(offset, mine, theirs):
                 continue  # a shifted window with words of its own: the ledger sends the new part
-            kind = difference(text, texts[j], plain)
+            # a shifted window inside the other differs only at its ends
+            kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
             if kind == "surroundings":
                 continue  # a shared passage in other surroundings: the ledger sends the rest
             if kind is None:
