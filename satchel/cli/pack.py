@@ -140,6 +140,8 @@ def role_caps(text: str) -> dict[str, int | float | None]:
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
     """Request keys, overridden by whatever was given on the command line."""
     options = {k: v for k, v in request.items() if k not in ("candidates", "question")}
+    if getattr(args, "policy", None) == "evidence":
+        options.update(EVIDENCE_POLICY)  # a named policy, then any option given beside it
     for name in (
         "model",
         "context_window",
@@ -151,18 +153,15 @@ def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str,
         "max_sources",
         "max_chunk_tokens",
         "system",
+        "role_caps",
+        "contract",
+        "min_score_ratio",
     ):
         value = getattr(args, name, None)
         if value is not None:
             options[name] = value
     if getattr(args, "no_dedupe", False):
         options["dedupe"] = False
-    if getattr(args, "policy", None) == "evidence":
-        options.update(EVIDENCE_POLICY)
-    for name in ("role_caps", "contract", "min_score_ratio"):
-        value = getattr(args, name, None)
-        if value is not None:
-            options[name] = value
     for name in ("compress", "restate_contract", "strip_boilerplate"):
         if getattr(args, name, False):
             options[name] = True
