@@ -222,16 +222,12 @@ def profile(cands: list[dict[str, Any]], question: str, **options: Any) -> None:
         file=sys.stderr,
     )
     for label, name, suffix in STAGES:
-        cum = sum(
-            v[3]
+        rows = [
+            v
             for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
             if fn == name and file.endswith(suffix) and "satchel" in file
-        )
-        calls = sum(
-            v[1]
-            for (file, _, fn), v in stats.stats.items()  # type: ignore[attr-defined]
-            if fn == name and file.endswith(suffix) and "satchel" in file
-        )
+        ]
+        cum, calls = sum(v[3] for v in rows), sum(v[1] for v in rows)
         print(f"  {label:<38} {cum:7.3f}s {100 * cum / total:5.1f}%  ({calls} calls)", file=sys.stderr)
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(10)
