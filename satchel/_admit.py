@@ -233,8 +233,9 @@ def admit(
         if span is not None:
             by_doc.setdefault(span[0], []).append(draft)
         if ledger is not None:
-            same = fresh is not None and draft.text is fresh.text
-            ledger.record(draft.text, chunk.id, fresh.keys if same and fresh is not None else None)
+            # the keys of a text kept as the ledger left it are known; a compressed one is split again
+            known = fresh.keys if fresh is not None and draft.text is fresh.text else None
+            ledger.record(draft.text, chunk.id, known)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:
             reason += f" without {len(removed)} sentence(s) already sent"
