@@ -165,11 +165,6 @@ _ANCHOR = 3
 _ANCHOR_MOST = 8
 
 
-def differs_in_details(a: str, b: str) -> bool:
-    """Whether two similar texts differ in a number, date, negation or name (see difference)."""
-    return difference(a, b) == "detail"
-
-
 def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str | None:
     """How two similar texts differ: ``"detail"``, ``"surroundings"``, or None (only small edits).
 

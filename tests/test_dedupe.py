@@ -11,7 +11,7 @@ import random
 import pytest
 
 import satchel
-from satchel._dedupe import Ledger, differs_in_details, find_duplicates, split_sentences, strip_boilerplate
+from satchel._dedupe import Ledger, difference, find_duplicates, split_sentences, strip_boilerplate
 
 SHARED = pathlib.Path(
     os.environ.get("SATCHEL_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared")
@@ -31,6 +31,10 @@ def paragraphs(n: int) -> list[str]:
             if len(out) == n:
                 break
     return out
+
+
+def differs_in_details(a, b):
+    return difference(a, b) == "detail"
 
 
 @pytest.mark.parametrize(
@@ -249,8 +253,6 @@ def test_a_passage_in_other_surroundings_is_neither_a_duplicate_nor_a_conflict()
     # Two pages quote the same long passage with different words around it: the
     # second is kept (not a near-duplicate, not conflicting) and the sentence
     # ledger sends only what it adds.
-    from satchel._dedupe import difference
-
     passage = (
         "The committee met every spring to review the budget of the society. Its members read the "
         "accounts line by line and wrote a short report for the annual meeting. The report was then "
@@ -268,8 +270,6 @@ def test_a_passage_in_other_surroundings_is_neither_a_duplicate_nor_a_conflict()
 
 
 def test_what_counts_as_a_changed_detail_in_long_windows():
-    from satchel._dedupe import difference
-
     shared = (
         "the team won the title again and the city held a parade through the old town while the players "
         "waved from an open bus and thousands of fans lined the streets to cheer them on for hours"
