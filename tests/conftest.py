@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the benchmarks' data helpers (bench/_data.py) serve the tests too
 SHARED = pathlib.Path(__import__("os").environ.get("SATCHEL_SHARED", ROOT.parent / "shared"))
 SEEDS = SHARED / "seeds"
 

@@ -5,15 +5,9 @@ Needs ../shared/data (or $SATCHEL_DATA); skipped with the missing path named whe
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench import _data  # noqa: E402
+from bench import _data
 
 RECORDS = (0, 1, 2)
 

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import pathlib
 import random
 
 import pytest
 
 import satchel
+from bench import _data
 from satchel._dedupe import Ledger, difference, find_duplicates, split_sentences, strip_boilerplate
-
-SHARED = pathlib.Path(
-    os.environ.get("SATCHEL_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared")
-)
-NQ = SHARED / "data" / "nq-open-oracle" / "nq-open-oracle.jsonl.gz"
 
 
 def paragraphs(n: int) -> list[str]:
-    if not NQ.exists():
-        pytest.skip(f"{NQ} not found; put ../shared beside the repo")
-    out = []
-    with gzip.open(NQ, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            text = json.loads(line)["nq_annotated_gold"]["long_answer"]
-            if len(text.split()) > 120:
-                out.append(text)
-            if len(out) == n:
-                break
-    return out
+    """The first ``n`` nq-open-oracle gold paragraphs of more than 120 words."""
+    path = _data.data_dir() / _data.NQ_FILE
+    if not path.is_file():
+        pytest.skip(f"{path} not found; put ../shared beside the repo (or set SATCHEL_DATA)")
+    texts = (r["nq_annotated_gold"]["long_answer"] for r in _data.load_nq(path))
+    return [t for t in texts if len(t.split()) > 120][:n]
 
 
 def differs_in_details(a, b):
