@@ -271,8 +271,10 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # a lone surrogate is still a character to compare
 
 
-def _sampled(normal: str) -> frozenset[int]:
-    """The marks of a long normalised text's sampled shingles (see _SAMPLED)."""
+def long_marks(normal: str) -> frozenset[int] | None:
+    """The marks of a long normalised text's sampled shingles (see _SAMPLED); None for a short text."""
+    if normal.count(" ") + 1 < SHORT_TEXT:
+        return None
     return frozenset(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
 
 
@@ -346,16 +348,16 @@ def find_duplicates(
     duplicate_of: dict[int, tuple[int, float]] = {}
     conflicts: dict[int, list[int]] = {}
     cache = sentences if sentences is not None else SentenceCache()
+    keys = [cache.split(text).key for text in texts]  # each text normalised, for both checks
     if exact:
         first: dict[str, int] = {}
-        for i, text in enumerate(texts):
-            key = cache.split(text).key
+        for i, key in enumerate(keys):
             if key in first:
                 duplicate_of[i] = (first[key], 1.0)
             else:
                 first[key] = i
     if near is not None:
-        _near_duplicates(texts, near, duplicate_of, conflicts, cache)
+        _near_duplicates(texts, keys, near, duplicate_of, conflicts)
     # A candidate that duplicates another cannot also conflict with it.
     final = {
         i: tuple(sorted({j for j in js if j not in duplicate_of}))
@@ -367,10 +369,10 @@ def find_duplicates(
 
 def _near_duplicates(
     texts: Sequence[str],
+    keys: Sequence[str],
     near: float,
     duplicate_of: dict[int, tuple[int, float]],
     conflicts: dict[int, list[int]],
-    cache: SentenceCache,
 ) -> None:
     postings: dict[int, list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
@@ -381,7 +383,7 @@ def _near_duplicates(
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        shingles = cache.sampled_marks(text)
+        shingles = long_marks(keys[i])
         short[i] = shingles is None
         if shingles is None:
             # Short texts: numbers masked and negations left out, so texts that
@@ -596,14 +598,6 @@ class SentenceCache:
             cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
             done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
         return done
-
-    def sampled_marks(self, text: str) -> frozenset[int] | None:
-        """The marks of a long text's sampled shingles (see _SAMPLED); None for a short text.
-
-        They come from the text's normalised sentences, split once per pack.
-        """
-        key = self.split(text).key
-        return None if key.count(" ") + 1 < SHORT_TEXT else _sampled(key)
 
 
 @dataclass(frozen=True, slots=True)
