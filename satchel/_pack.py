@@ -456,8 +456,9 @@ class Packer:
         for i, (text, n) in enumerate(cleaned):
             if n:
                 stripped[ranked[i].id] = n
+            if n and text:
                 # Offsets no longer describe the text, so the chunk cannot merge with neighbours.
-                ranked[i] = replace(ranked[i], text=text, start=None, end=None) if text else ranked[i]
+                ranked[i] = replace(ranked[i], text=text, start=None, end=None)
         return [c for c, (text, _) in zip(ranked, cleaned, strict=True) if text], stripped
 
     def _admit(
