@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import satchel
-from satchel._tokens import ENCODINGS, EstimateTokenizer, TiktokenTokenizer, load_encoding
+from satchel._tokens import ENCODINGS, EstimateTokenizer, TiktokenTokenizer, TokenCounter, load_encoding
 
 SAMPLES = [
     "Plus costs $2.99 a month.",
@@ -144,8 +144,6 @@ def test_labels_below_1000_cost_the_same(name):
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
 def test_joined_counts_equal_counting_the_whole(name):
-    from satchel._tokens import TokenCounter
-
     count = TokenCounter(TiktokenTokenizer(name))
     lefts = [
         "Plug in the lamp. It blinks blue when it is ready and then you open the app",
@@ -211,8 +209,6 @@ def test_count_many_equals_counting_one_by_one(name):
 
 
 def test_prefetch_counts_in_the_background_and_fills_the_cache():
-    from satchel._tokens import TokenCounter
-
     tok = TiktokenTokenizer("o200k_base")
     count = TokenCounter(tok)
     texts = [f"Text number {i}: the lamp blinks blue {i * 7} times." for i in range(2000)]
@@ -227,8 +223,6 @@ def test_prefetch_counts_in_the_background_and_fills_the_cache():
 def test_prefetch_groups_sends_each_text_not_yet_counted_once():
     # groups repeat texts within and across batches, and some were counted before:
     # the background thread is sent each of the others exactly once
-    from satchel._tokens import TokenCounter
-
     tok = TiktokenTokenizer("o200k_base")
     sent = []
 
@@ -254,8 +248,6 @@ def test_prefetch_groups_sends_each_text_not_yet_counted_once():
 
 
 def test_prefetch_raises_the_background_error_in_the_caller():
-    from satchel._tokens import TokenCounter
-
     class Broken:
         name, exact = "broken", True
 
@@ -274,8 +266,6 @@ def test_prefetch_raises_the_background_error_in_the_caller():
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
 def test_joined_cuts_only_where_pieces_split(name):
-    from satchel._tokens import TokenCounter
-
     count = TokenCounter(TiktokenTokenizer(name))
     for left in ("ab  cd.", "ab \tcd!", "   x.", "nospace.", "a\n b.", "日本 語。", "x  \n  y"):
         for right in ("\n</source_1>\n", " more", "\n"):
@@ -284,8 +274,6 @@ def test_joined_cuts_only_where_pieces_split(name):
 
 def test_prefetch_counts_at_once_where_no_thread_can_start(monkeypatch):
     import threading
-
-    from satchel._tokens import TokenCounter
 
     def refuse(self):
         raise RuntimeError("can't start new thread")
@@ -312,8 +300,6 @@ def test_a_long_lived_counter_stays_bounded(monkeypatch):
 
 def test_prefetch_leaves_no_thread_behind_when_its_texts_fail():
     import threading
-
-    from satchel._tokens import TokenCounter
 
     def texts():
         for i in range(3000):
