@@ -458,18 +458,21 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 # the few periods that may follow an abbreviation:
 _CLOSE = r"""[.!?…]*["'”’)\]]*(?=(\s+)["'“‘(\[]?[A-Z0-9$€£#])"""
 #: ends decided by the regex alone: "!", "?" or "…", or a period after seven
-#: characters with no space, line break, period or opening quote or bracket (no
+#: characters with no whitespace, period or opening quote or bracket (no
 #: abbreviation is that long)
-_CLEAR_END = re.compile(r"""[.!?…](?:(?<=[^ \n.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)""" + _CLOSE)
+_CLEAR_END = re.compile(r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)""" + _CLOSE)
 #: periods after a short word or one with periods in it: _period_ends decides
-_MAYBE_END = re.compile(r"""\.(?<![^ \n.!?…"'“‘(\[]{7}\.)(?<![.!?…].)""" + _CLOSE)
+_MAYBE_END = re.compile(r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)""" + _CLOSE)
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
 
 def _period_ends(text: str, at: int) -> bool:
     """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence."""
-    word = text[max(text.rfind(" ", 0, at), text.rfind("\n", 0, at)) + 1 : at].lstrip("\"'“‘([")
+    start = at
+    while start and not text[start - 1].isspace():  # any whitespace starts the word ("\tDr.")
+        start -= 1
+    word = text[start:at].lstrip("\"'“‘([")
     if not word:
         return True
     if (len(word) == 1 and word.isalpha()) or "." in word:  # "J. Smith", "U.S.", "e.g."

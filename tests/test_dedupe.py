@@ -135,6 +135,11 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ("  Wait... What? Yes!!", ["Wait...", "What?", "Yes!!"]),
         ("See e.g. Smith; he said no. 5 is wrong", ["See e.g. Smith; he said no. 5 is wrong"]),
         ("   \n\n  ", []),
+        # any whitespace starts a word: an abbreviation after a tab or a no-break space
+        # stays one, and a unit after a no-break space ends its sentence
+        ("Ask\tDr. Smith today. Ok.", ["Ask\tDr. Smith today.", "Ok."]),
+        ("\x0bDr. Who said no. It is not.", ["Dr. Who said no.", "It is not."]),
+        ("It weighs 4.0\xa0oz. The frame is metal.", ["It weighs 4.0\xa0oz.", "The frame is metal."]),
     ],
 )
 def test_sentence_splitter(text, sentences):
