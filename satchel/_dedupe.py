@@ -672,23 +672,31 @@ def _units(text: str) -> list[tuple[int, int]]:
 
 
 def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a space."""
+    """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a
+    space, or by a blank line where one stood between them (a heading stays apart from the
+    sentence after it)."""
     return _join_kept(text, spans)[0]
 
 
 def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """:func:`join_kept`, and where each kept span lies in the joined text."""
-    runs: list[tuple[int, int]] = []
+    parts: list[str] = []
     moved: list[tuple[int, int]] = []
+    run_start = run_end = -1  # the run being built (none yet)
     shift = 0  # how far the current run moves to the left in the joined text
     for start, end in spans:
-        if runs and not text[runs[-1][1] : start].strip():
-            runs[-1] = (runs[-1][0], end)
+        if run_end >= 0 and not text[run_end:start].strip():  # only whitespace between: the same run
+            run_end = end
         else:
-            shift = start - (moved[-1][1] + 1 if moved else 0)
-            runs.append((start, end))
+            if run_end >= 0:
+                gap = "\n\n" if _BLANK_LINE.search(text, run_end, start) else " "
+                parts += (text[run_start:run_end], gap)
+            shift = start - sum(map(len, parts))
+            run_start, run_end = start, end
         moved.append((start - shift, end - shift))
-    return " ".join(text[s:e] for s, e in runs), moved
+    if run_end >= 0:
+        parts.append(text[run_start:run_end])
+    return "".join(parts), moved
 
 
 def strip_boilerplate(

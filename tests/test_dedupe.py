@@ -155,6 +155,29 @@ def test_ledger_removes_only_sentences_already_sent_and_keeps_runs_verbatim():
     assert ledger.fresh("Nothing in common here at all.").removed == ()
 
 
+def test_ledger_keeps_a_blank_line_where_one_stood():
+    # a heading ends at a blank line, not a period: joined by a space it would run
+    # into the sentence after the one removed
+    ledger = Ledger()
+    ledger.record("Who said no to it.", "a")
+    fresh = ledger.fresh("Heading\n\nWho said no to it. Then left it.")
+    assert fresh.text == "Heading\n\nThen left it."
+    assert [fresh.text[s:e] for s, e in split_sentences(fresh.text)] == ["Heading", "Then left it."]
+
+
+def test_kept_spans_land_where_the_joined_text_holds_them():
+    from satchel._dedupe import _join_kept
+
+    rng = random.Random(3)
+    pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "\n\n", "\n", " ", "  ", "\t", "It is."]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
+        spans = [span for span in split_sentences(text) if rng.random() < 0.6]
+        joined, moved = _join_kept(text, spans)
+        assert [joined[a:b] for a, b in moved] == [text[a:b] for a, b in spans]
+        assert [joined[a:b] for a, b in split_sentences(joined)] == [text[a:b] for a, b in spans], text
+
+
 def test_boilerplate_counts_documents_not_windows():
     cookie = "We use cookies on this site."
     same_doc = strip_boilerplate([f"{cookie} A.", f"{cookie} B.", f"{cookie} C."], ["d", "d", "d"])
