@@ -255,26 +255,28 @@ def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
 #: Texts are compared as word 3-shingles of their normalised words, each kept
 #: as its mark: the CRC-32 of its UTF-8 bytes (random-like, so a few edits
 #: cannot crowd a text's sketch; the same in every process, unlike hash() of a
-#: str; computed in C). Texts of SHORT_TEXT words or more keep the shingles
+#: str; computed in C). Texts of SHORT_TEXT words or more are shingled sentence
+#: by sentence, so each distinct sentence is shingled once however many
+#: overlapping candidates hold it: the shingles inside each sentence (its last
+#: ones cut short at its end, so a sentence of one or two words is one shingle)
 #: whose first word starts with a digit from 0 to 4 or a letter other than the
 #: common initials a e g h i l n o r s t u w (about a quarter of English words,
 #: every word of most other scripts, and numbers, so tables are sampled too):
 #: the choice depends on the words alone, so both copies of a passage keep the
-#: same shingles (as in winnowing). The regex runs on the text's bytes (a
+#: same shingles (as in winnowing). The regex runs on the sentence's bytes (a
 #: multi-byte character starts with a byte from C2 to F4), so each shingle goes
 #: to zlib.crc32 as found. Short texts keep every shingle.
 SHORT_TEXT = 64
-_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]* [^ ]+ [^ ]+))")
+_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*(?: [^ ]+){0,2}))")
+_NO_MARKS: frozenset[int] = frozenset()
 
 
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # a lone surrogate is still a character to compare
 
 
-def long_marks(normal: str) -> frozenset[int] | None:
-    """The marks of a long normalised text's sampled shingles (see _SAMPLED); None for a short text."""
-    if normal.count(" ") + 1 < SHORT_TEXT:
-        return None
+def sentence_marks(normal: str) -> frozenset[int]:
+    """The marks of one normalised sentence's sampled shingles (see _SAMPLED)."""
     return frozenset(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
 
 
@@ -348,7 +350,8 @@ def find_duplicates(
     duplicate_of: dict[int, tuple[int, float]] = {}
     conflicts: dict[int, list[int]] = {}
     cache = sentences if sentences is not None else SentenceCache()
-    keys = [cache.split(text).key for text in texts]  # each text normalised, for both checks
+    splits = [cache.split(text) for text in texts]
+    keys = [split.key for split in splits]  # each text normalised, for both checks
     if exact:
         first: dict[str, int] = {}
         for i, key in enumerate(keys):
@@ -357,7 +360,7 @@ def find_duplicates(
             else:
                 first[key] = i
     if near is not None:
-        _near_duplicates(texts, keys, near, duplicate_of, conflicts)
+        _near_duplicates(texts, splits, keys, cache, near, duplicate_of, conflicts)
     # A candidate that duplicates another cannot also conflict with it.
     final = {
         i: tuple(sorted({j for j in js if j not in duplicate_of}))
@@ -369,7 +372,9 @@ def find_duplicates(
 
 def _near_duplicates(
     texts: Sequence[str],
+    splits: Sequence[Split],
     keys: Sequence[str],
+    cache: SentenceCache,
     near: float,
     duplicate_of: dict[int, tuple[int, float]],
     conflicts: dict[int, list[int]],
@@ -383,9 +388,10 @@ def _near_duplicates(
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        shingles = long_marks(keys[i])
-        short[i] = shingles is None
-        if shingles is None:
+        short[i] = keys[i].count(" ") + 1 < SHORT_TEXT
+        if not short[i]:
+            shingles = cache.marks(splits[i])
+        else:
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
@@ -541,7 +547,7 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_is_key", "_keys", "_normal", "_pieces", "_splits")
+    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_splits")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -550,6 +556,7 @@ class SentenceCache:
         self._keys: set[str] = set()
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
+        self._marks: dict[str, frozenset[int]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -582,6 +589,18 @@ class SentenceCache:
         """Record the split of a text built from known sentences (what the ledger leaves)."""
         if text not in self._splits:
             self._splits[text] = Split(spans, normal, keys)
+
+    def marks(self, split: Split) -> frozenset[int]:
+        """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED),
+        each distinct sentence shingled once."""
+        known = self._marks
+        try:
+            return _NO_MARKS.union(*map(known.__getitem__, split.normal))
+        except KeyError:  # a sentence not shingled yet
+            for normal in split.normal:
+                if normal not in known:
+                    known[normal] = sentence_marks(normal)
+            return _NO_MARKS.union(*map(known.__getitem__, split.normal))
 
     def pieces(self, text: str) -> tuple[str, ...] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.

@@ -189,15 +189,14 @@ def test_boilerplate_counts_documents_not_windows():
 
 
 def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial():
-    # The regex sample equals picking, word by word, the 3-shingles of the normalised
-    # text whose first word starts with a digit 0-4 or a letter outside
-    # "aeghilnorstuw" (any character beyond ASCII counts as uncommon), each kept as
-    # the CRC-32 of its UTF-8 bytes; short texts are left to the caller (every
-    # shingle, numbers masked).
+    # The regex sample equals picking, sentence by sentence and word by word, the
+    # 3-shingles of each normalised sentence (cut short at its end) whose first word
+    # starts with a digit 0-4 or a letter outside "aeghilnorstuw" (any character
+    # beyond ASCII counts as uncommon), each kept as the CRC-32 of its UTF-8 bytes.
     import random
     import zlib
 
-    from satchel._dedupe import SHORT_TEXT, SentenceCache, long_marks, normalise
+    from satchel._dedupe import SentenceCache
 
     rng = random.Random(5)
     pieces = [
@@ -217,21 +216,31 @@ def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial()
     ]
     texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(20, 120))) for _ in range(300)]
     cache = SentenceCache()
-    long_texts = 0
+    tiny = 0
     for text in texts:
-        words = normalise(text).split(" ")
-        got = long_marks(cache.split(text).key)
-        if len(words) < SHORT_TEXT:
-            assert got is None
-            continue
-        long_texts += 1
-        want = {
-            zlib.crc32(" ".join(words[k : k + 3]).encode("utf-8", "surrogatepass"))
-            for k in range(len(words) - 2)
-            if words[k][0] in "01234bcdfjkmpqvxyz" or not words[k][0].isascii()
-        }
-        assert got == want, text
-    assert long_texts > 100
+        split = cache.split(text)
+        want = set()
+        for sentence in split.normal:
+            words = sentence.split(" ")
+            tiny += len(words) < 3
+            want |= {
+                zlib.crc32(" ".join(words[k : k + 3]).encode("utf-8", "surrogatepass"))
+                for k in range(len(words))
+                if words[k][0] in "01234bcdfjkmpqvxyz" or not words[k][0].isascii()
+            }
+        assert cache.marks(split) == want, text
+    assert tiny > 100  # sentences of one or two words are shingles too
+
+
+def test_a_long_text_of_short_sentences_still_finds_its_near_copy():
+    # Shingles stop at sentence ends, so a text of one- and two-word sentences
+    # (a list of names, say) must still have marks to be compared by.
+    letters = "bcdfjkmpqvxyz"
+    items = [f"But b{a}{b}." for a in letters for b in letters[:6]]  # "But bbc. But bbd. ..."
+    names = " ".join(items)
+    copy = names.replace("But bmd.", "But bmf.")
+    found = find_duplicates([names, copy])
+    assert found.duplicate_of == {1: (0, found.duplicate_of[1][1])}
 
 
 def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
