@@ -475,10 +475,15 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
 def _period_ends(text: str, at: int) -> bool:
     """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence."""
-    start = at
-    while start and not text[start - 1].isspace():  # any whitespace starts the word ("\tDr.")
-        start -= 1
-    word = text[start:at].lstrip("\"'“‘([")
+    word = text[text.rfind(" ", 0, at) + 1 : at]
+    # Every whitespace character but the space is unprintable, so a word cut at the
+    # last space that is still printable holds no other ("\tDr." is not).
+    if not word.isprintable():
+        start = at
+        while start and not text[start - 1].isspace():  # any whitespace starts the word
+            start -= 1
+        word = text[start:at]
+    word = word.lstrip("\"'“‘([")
     if not word:
         return True
     if (len(word) == 1 and word.isalpha()) or "." in word:  # "J. Smith", "U.S.", "e.g."
