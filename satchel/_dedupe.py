@@ -84,9 +84,9 @@ _COMMON = frozenset(
 _PUNCT = ".,;:!?()[]{}\"'“”‘’"
 
 
-def _plain(words: list[str]) -> list[str]:
-    """Words without case or surrounding punctuation (every step in C)."""
-    return list(map(str.strip, map(str.lower, words), itertools.repeat(_PUNCT)))
+def _plain(normal: str) -> list[str]:
+    """The words of a normalised text without their surrounding punctuation (every step in C)."""
+    return list(map(str.strip, normal.split(" "), itertools.repeat(_PUNCT))) if normal else []
 
 
 def _is_detail(word: str) -> bool:
@@ -136,11 +136,12 @@ def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
     return offset < 0 or len(new) > len(kept) - offset  # starts before kept, or runs past its end
 
 
-def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
-    """``text``'s plain words (see _plain), kept in ``words`` for the next comparison."""
+def _plain_words(text: str, words: dict[str, list[str]], normal: str | None = None) -> list[str]:
+    """``text``'s words without case or surrounding punctuation, one for each of ``text.split()``;
+    kept in ``words`` for the next comparison. ``normal`` is ``normalise(text)`` if known."""
     found = words.get(text)
     if found is None:
-        found = words[text] = _plain(text.split())
+        found = words[text] = _plain(normalise(text) if normal is None else normal)
     return found
 
 
@@ -425,7 +426,7 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
-            mine, theirs = _plain_words(text, plain), _plain_words(texts[j], plain)
+            mine, theirs = _plain_words(text, plain, keys[i]), _plain_words(texts[j], plain, keys[j])
             offset = _offset(theirs, mine)
             if _adds_words(offset, mine, theirs):
                 continue  # a shifted window with words of its own: the ledger sends the new part
