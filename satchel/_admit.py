@@ -198,8 +198,8 @@ def admit(
             compressor_roles=policy.compressor_roles,
             weights=policy.weights,
         )
-        full_cost = overhead + count(text)
         if shaped.text is None:
+            full_cost = overhead + count(text)
             if critical:
                 raise BudgetError(
                     f"CRITICAL candidate {chunk.id!r} needs {full_cost} tokens but only {left} "
