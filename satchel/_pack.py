@@ -402,9 +402,9 @@ class Packer:
                 continue
             # the text and what _cost counts besides it (label 1 stands for all)
             head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
-            if split and body is chunk.text:
-                sentences.split(body)
-                group = [*(sentences.pieces(body) or ())]
+            if split:
+                sentences.split(chunk.text)
+                group = [*_escaped(sentences.pieces(chunk.text) or (), body is not chunk.text)]
             else:
                 group = [body]
             group.append(head)
@@ -417,10 +417,10 @@ class Packer:
         if body is None:
             body = escape_text(text)
         count = self._counter
-        if body is text and count.additive and not count.knows(body):
-            pieces = sentences.pieces(body)
+        if count.additive and not count.knows(body):
+            pieces = sentences.pieces(text)
             if pieces is not None:
-                return count.sum_of(body, pieces)
+                return count.sum_of(body, _escaped(pieces, body is not text))
         return count(body)
 
     def _find_duplicates(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> DedupeReport:
@@ -700,6 +700,16 @@ class Packer:
                 )
             )
         return tuple(entries)
+
+
+def _escaped(pieces: Sequence[str], escape: bool) -> Sequence[str]:
+    """A text's counting pieces (see SentenceCache.pieces), escaped if the text needs it.
+
+    Escaping turns a character into an entity without whitespace, so the escaped
+    pieces still split where the tokenizer's pieces do and their counts add up to
+    the escaped text's.
+    """
+    return [*map(escape_text, pieces)] if escape else pieces
 
 
 def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, list[dict[str, str]]]:

@@ -337,3 +337,28 @@ def test_a_huggingface_tokenizer_counts_many_candidates_in_the_background(tokeni
     texts = {c["id"]: c["text"] for c in chunks}
     assert all(e.tokens == len(hf.encode(texts[e.id], add_special_tokens=False).ids) for e in result.manifest)
     assert result.tokens.prompt <= result.budget.prompt_limit
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_an_escaped_text_counts_as_its_sentence_pieces_escaped(name):
+    # Packing counts a text holding & < > as its sentence pieces, each escaped (see
+    # _pack._escaped): an entity holds no whitespace, so the pieces still split
+    # where the tokenizer does.
+    import random
+
+    from satchel._dedupe import SentenceCache
+    from satchel._render import escape_text
+
+    count = TiktokenTokenizer(name).count
+    rng = random.Random(11)
+    words = ["A&B", "x<y.", "<b>", "Q&A.", "Then", "it", "ends.", "&amp;", ">", "Dr.", "5", "\n", "\t", "  "]
+    cache = SentenceCache()
+    split = 0
+    for _ in range(2000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 30))).strip() or "x"
+        cache.split(text)
+        pieces = cache.pieces(text)
+        assert pieces is not None and "".join(pieces) == text
+        split += len(pieces) > 1
+        assert sum(count(escape_text(p)) for p in pieces) == count(escape_text(text)), text
+    assert split > 1000
