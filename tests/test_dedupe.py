@@ -329,3 +329,32 @@ def test_long_texts_with_a_lone_surrogate_are_compared_as_any_other():
     edited = words[:15] + ["plain beta x\ud800y word"] + words[16:]
     report = find_duplicates([" ".join(words), " ".join(edited)])
     assert 1 in report.duplicate_of
+
+
+def test_the_sketch_threshold_misses_no_pair_at_the_near_duplicate_similarity():
+    # _least_shared bounds how few sketch entries two texts of similarity 0.8 can
+    # share (but for a chance of one in a million). Check it on the worst case, one
+    # text inside the other at exactly 0.8, and on two equal-sized texts at 0.8,
+    # with random marks: every such pair must meet in the index.
+    import math
+
+    from satchel._dedupe import _SKETCH, _least_shared
+
+    rng = random.Random(17)
+    near, checked = 0.8, 0
+    for size in (24, 30, 56, 120, 400):
+        for _ in range(1000):
+            marks = rng.sample(range(1 << 32), size + size // 4)
+            big = set(marks[:size])
+            inside = set(rng.sample(sorted(big), math.ceil(near * size)))  # similarity 0.8, inside big
+            shared_by_one = math.ceil(size * 2 * near / (1 + near))  # two texts of `size`, similarity 0.8
+            equal = set(marks[:shared_by_one]) | set(marks[size : size + size - shared_by_one])
+            for other in (inside, equal):
+                assert len(big & other) / len(big | other) >= near
+                shared = len(set(sorted(big)[:_SKETCH]) & set(sorted(other)[:_SKETCH]))
+                need = min(_least_shared(near, len(big)), _least_shared(near, len(other)))
+                assert shared >= need, (size, shared, need)
+                checked += 1
+    assert checked == 10000
+    # and it is far stricter than the old binomial bound of 9 for the texts a pack usually sees
+    assert _least_shared(0.8, 56) >= 12
