@@ -27,6 +27,7 @@ import difflib
 import functools
 import itertools
 import math
+import operator
 import re
 import zlib
 from collections import Counter
@@ -276,9 +277,9 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # a lone surrogate is still a character to compare
 
 
-def sentence_marks(normal: str) -> frozenset[int]:
+def sentence_marks(normal: str) -> tuple[int, ...]:
     """The marks of one normalised sentence's sampled shingles (see _SAMPLED)."""
-    return frozenset(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
+    return tuple(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
 
 
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
@@ -524,7 +525,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if first >= last:
             return []
         # every gap separates two sentences: from the end of one to the start of the next
-        return list(zip([first, *(g[1] for g in gaps)], [*(g[0] for g in gaps), last], strict=True))
+        bounds = iter([first, *itertools.chain.from_iterable(gaps), last])
+        return list(zip(bounds, bounds, strict=False))  # pairs of one iterator
     # A blank line ends the sentence before it (wherever that ends) unless a gap already did.
     spans: list[tuple[int, int]] = []
     start = first
@@ -573,7 +575,7 @@ class SentenceCache:
         self._keys: set[str] = set()
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
-        self._marks: dict[str, frozenset[int]] = {}
+        self._marks: dict[str, tuple[int, ...]] = {}
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -674,13 +676,20 @@ class Ledger:
         if not sent or sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
-        kept = [span for span, where in zip(split.spans, seen, strict=True) if where is None]
-        normal = [n for n, where in zip(split.normal, seen, strict=True) if where is None]
-        removed = tuple(
-            (text[s:e], where) for (s, e), where in zip(split.spans, seen, strict=True) if where is not None
-        )
+        keep = list(map(operator.not_, seen))  # source ids are never empty
+        kept = list(itertools.compress(split.spans, keep))
+        normal = list(itertools.compress(split.normal, keep))
+        gone = itertools.compress(zip(split.spans, seen, strict=True), seen)
+        removed = tuple((text[s:e], cast(str, where)) for (s, e), where in gone)
         keys = self._cache.keys_of(normal)
-        joined, spans = _join_kept(text, kept)
+        spans: list[tuple[int, int]]
+        if not kept:
+            joined, spans = "", []
+        elif False in keep[keep.index(True) : len(keep) - keep[::-1].index(True)]:
+            joined, spans = _join_kept(text, kept)
+        else:  # one run of sentences (only whitespace lies between two in a row): one slice
+            start = kept[0][0]
+            joined, spans = text[start : kept[-1][1]], [(s - start, e - start) for s, e in kept]
         # What is left is already split: its sentences are the ones kept.
         self._cache.add(joined, spans, normal, keys)
         return Fresh(joined, removed, keys)

@@ -560,6 +560,8 @@ class Packer:
         return f"{QUESTION_SEPARATOR}<contract>{self.contract}</contract>"
 
     def _attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
+        if not chunk.metadata and chunk.title is None and chunk.section is None and chunk.updated is None:
+            return []  # nothing to show (asked for every source several times per pack)
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
         return attributes(fields, self.metadata)
 

@@ -178,6 +178,34 @@ def test_kept_spans_land_where_the_joined_text_holds_them():
         assert [joined[a:b] for a, b in split_sentences(joined)] == [text[a:b] for a, b in spans], text
 
 
+def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
+    # fresh() takes one run of kept sentences as one slice and joins several with
+    # _join_kept; either way the text and the split it records must be the true ones.
+    from satchel._dedupe import SentenceCache, _join_kept, normalise
+
+    rng = random.Random(4)
+    pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "\n\n", "\n", " ", "\t", "It is.", "Why?"]
+    runs = 0
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
+        cache = SentenceCache()
+        ledger = Ledger(cache)
+        sentences = [text[a:b] for a, b in split_sentences(text)]
+        for sentence in sentences:
+            if rng.random() < 0.4:
+                ledger.record(sentence, "earlier")
+        fresh = ledger.fresh(text)
+        sent = {normalise(s) for s in sentences if normalise(s) in ledger._sent}
+        kept = [(a, b) for a, b in split_sentences(text) if normalise(text[a:b]) not in sent]
+        if not fresh.removed:  # nothing already sent: the text goes as it came
+            assert fresh.text == text and len(kept) == len(sentences)
+            continue
+        assert fresh.text == _join_kept(text, kept)[0], text
+        assert cache.split(fresh.text).spans == split_sentences(fresh.text), text
+        runs += len(kept) > 1 and fresh.text == text[kept[0][0] : kept[-1][1]]
+    assert runs > 100
+
+
 def test_boilerplate_counts_documents_not_windows():
     cookie = "We use cookies on this site."
     same_doc = strip_boilerplate([f"{cookie} A.", f"{cookie} B.", f"{cookie} C."], ["d", "d", "d"])
