@@ -62,6 +62,10 @@ _POSTING_CAP = 64
 
 def normalise(text: str) -> str:
     """Fold case and whitespace: the key for exact duplicates and repeated sentences."""
+    # Most sentences hold only single spaces between words: lower case is all there is
+    # to do. (isprintable is False for every whitespace character but the space.)
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text.lower()
     return " ".join(text.lower().split())
 
 

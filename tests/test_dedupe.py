@@ -386,3 +386,17 @@ def test_the_sketch_threshold_misses_no_pair_at_the_near_duplicate_similarity():
     assert checked == 10000
     # and it is far stricter than the old binomial bound of 9 for the texts a pack usually sees
     assert _least_shared(0.8, 56) >= 12
+
+
+def test_normalise_folds_case_and_every_kind_of_whitespace():
+    # normalise skips splitting for text with single spaces only; it must agree
+    # with splitting at every whitespace character and joining with one space.
+    from satchel._dedupe import normalise
+
+    rng = random.Random(6)
+    alphabet = ["A", "b", " ", "  ", "\t", "\n", "\xa0", "\u2028", "\x0b", "\x85", "\u3000", "İ", "ΟΔΟΣ"]
+    alphabet += ["\u200b", "\x00"]
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 10)))
+        assert normalise(text) == " ".join(text.lower().split()), repr(text)
+    assert normalise("Plus Costs  $2.99\ta month") == "plus costs $2.99 a month"
