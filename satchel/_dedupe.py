@@ -617,13 +617,10 @@ class SentenceCache:
         """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED),
         each distinct sentence shingled once."""
         known = self._marks
-        try:
-            return _NO_MARKS.union(*map(known.__getitem__, split.normal))
-        except KeyError:  # a sentence not shingled yet
-            for normal in split.normal:
-                if normal not in known:
-                    known[normal] = sentence_marks(normal)
-            return _NO_MARKS.union(*map(known.__getitem__, split.normal))
+        for normal in split.normal:
+            if normal not in known:
+                known[normal] = sentence_marks(normal)
+        return _NO_MARKS.union(*map(known.__getitem__, split.normal))
 
     def pieces(self, text: str) -> tuple[str, ...] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.
