@@ -51,7 +51,7 @@ class Decision:
     stage: str  # "dedupe", "admit", "represent" or "verify"
     duplicate_of: str | None = None
     merged_into: str | None = None
-    removed_sentences: tuple[tuple[str, str], ...] = ()
+    sentences_removed: int = 0
     compression: dict[str, object] | None = None
 
 
@@ -174,18 +174,18 @@ def admit(
             )
             continue
         fresh = ledger.fresh(chunk.text) if ledger is not None else None
-        if fresh is not None and fresh.removed and not fresh.text:
-            where = sorted({seen for _, seen in fresh.removed})
+        if fresh is not None and fresh.sent_in and not fresh.text:
+            where = sorted(set(fresh.sent_in))
             out.decisions[chunk.id] = Decision(
                 "dropped",
                 f"duplicate: every sentence was already sent (in {', '.join(where)})",
                 "dedupe",
                 duplicate_of=where[0],
-                removed_sentences=fresh.removed,
+                sentences_removed=len(fresh.sent_in),
             )
             continue
         text = fresh.text if fresh is not None else chunk.text
-        removed = fresh.removed if fresh is not None else ()
+        removed = len(fresh.sent_in) if fresh is not None else 0
         shaped = fit(
             text,
             role=role,
@@ -210,7 +210,7 @@ def admit(
                 "dropped",
                 shaped.reason or f"does not fit: needs {full_cost} tokens, {left} of {budget} left",
                 "represent" if shaped.reason else "admit",
-                removed_sentences=removed,
+                sentences_removed=removed,
             )
             continue
         span = None
@@ -238,9 +238,9 @@ def admit(
             ledger.record(draft.text, chunk.id, known)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:
-            reason += f" without {len(removed)} sentence(s) already sent"
+            reason += f" without {removed} sentence(s) already sent"
         out.decisions[chunk.id] = Decision(
-            "kept", reason, "admit", removed_sentences=removed, compression=shaped.compression
+            "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
     return out
 

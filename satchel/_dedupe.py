@@ -647,10 +647,22 @@ class Fresh:
     """What is left of a candidate after removing what was already sent."""
 
     text: str
-    #: (sentence, id of the source it was already sent in) for each removed sentence
-    removed: tuple[tuple[str, str], ...]
+    #: for each removed sentence, the id of the source it was already sent in
+    sent_in: tuple[str, ...]
     #: the keys of the sentences left, so recording them needs no second split
     keys: tuple[str, ...] | None = None
+    #: the text as it came and the spans of the removed sentences in it (see removed)
+    original: str = ""
+    gone: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def removed(self) -> tuple[tuple[str, str], ...]:
+        """(sentence, id of the source it was already sent in) for each removed sentence.
+
+        Cut only when asked: admission needs just where they were sent.
+        """
+        spans = zip(self.gone, self.sent_in, strict=True)
+        return tuple((self.original[s:e], where) for (s, e), where in spans)
 
 
 def _key(sentence: str) -> str | None:
@@ -680,8 +692,6 @@ class Ledger:
         keep = list(map(operator.not_, seen))  # source ids are never empty
         kept = list(itertools.compress(split.spans, keep))
         normal = list(itertools.compress(split.normal, keep))
-        gone = itertools.compress(zip(split.spans, seen, strict=True), seen)
-        removed = tuple((text[s:e], cast(str, where)) for (s, e), where in gone)
         keys = self._cache.keys_of(normal)
         spans: list[tuple[int, int]]
         if not kept:
@@ -693,7 +703,8 @@ class Ledger:
             joined, spans = text[start : kept[-1][1]], [(s - start, e - start) for s, e in kept]
         # What is left is already split: its sentences are the ones kept.
         self._cache.add(joined, spans, normal, keys)
-        return Fresh(joined, removed, keys)
+        sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
+        return Fresh(joined, sent_in, keys, text, tuple(itertools.compress(split.spans, seen)))
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""

@@ -697,7 +697,7 @@ class Packer:
                     duplicate_of=decision.duplicate_of,
                     merged_into=decision.merged_into,
                     conflicts_with=conflicts.get(chunk.id, ()),
-                    sentences_removed=len(decision.removed_sentences),
+                    sentences_removed=decision.sentences_removed,
                     compression=compression,
                 )
             )
