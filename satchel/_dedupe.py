@@ -477,15 +477,18 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 # A sentence ends at a run of ., ! or ? (with any closing quotes or brackets)
 # followed by whitespace and something that can start a sentence; or at a blank
 # line. Group 1 spans the whitespace after an end: from the end of one sentence
-# to the start of the next. The scan is split in two so that Python looks only at
-# the few periods that may follow an abbreviation:
-_CLOSE = r"""[.!?…]*["'”’)\]]*(?=(\s+)["'“‘(\[]?[A-Z0-9$€£#])"""
-#: ends decided by the regex alone: "!", "?" or "…", or a period after seven
-#: characters with no whitespace, period or opening quote or bracket (no
-#: abbreviation is that long)
-_CLEAR_END = re.compile(r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)""" + _CLOSE)
+# to the start of the next. Python looks only at the few periods that may follow
+# an abbreviation; the regex decides the rest:
+_RUN = r"""[.!?…]*["'”’)\]]*"""
+_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
+_CLOSE = _RUN + r"(?=(\s+)" + _STARTS[3:]
+#: "!", "?" or "…", or a period after seven characters with no whitespace, period
+#: or opening quote or bracket (no abbreviation is that long)
+_CLEAR = r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)"""
 #: periods after a short word or one with periods in it: _period_ends decides
-_MAYBE_END = re.compile(r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)""" + _CLOSE)
+_MAYBE = r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)"""
+_CLEAR_END = re.compile(_CLEAR + _CLOSE)
+_MAYBE_END = re.compile(_MAYBE + _CLOSE)
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
@@ -511,26 +514,80 @@ def _period_ends(text: str, at: int) -> bool:
     return word not in _ABBREVIATIONS
 
 
+def _easy_ends() -> str:
+    """Lookbehinds for periods _period_ends would call ends: after one digit, or after two
+    to six ASCII letters and digits that are no abbreviation, from whitespace or the start
+    of the text ("in 1901.", "the war."; most of the periods _MAYBE finds)."""
+    alternatives = [r"(?<=(?<!\S)[0-9]\.)"]
+    for length in range(2, 7):
+        known = sorted(w for w in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS if len(w) == length)
+        unknown = f"(?<!(?<!\\S)(?i:{'|'.join(known)})\\.)" if known else ""
+        alternatives.append(f"(?<=(?<!\\S)[A-Za-z0-9]{{{length}}}\\.){unknown}")
+    return "|".join(alternatives)
+
+
+#: Every possible end of a text without line breaks in one scan, for re.split: group 1
+#: the end (with the run and closers after it), group 2 empty when it is a period for
+#: _period_ends to decide (None when the regex decided: _CLEAR, or _easy_ends), group 3
+#: the whitespace after it. It starts with a plain character class, which lets the
+#: regex engine skip to the next candidate character.
+_BOUNDARY = re.compile(
+    r"""([.!?…](?<![.!?…].)(?:(?<=[!?…])|(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
+    + _easy_ends()
+    + r"|(?<=\.)())"
+    + _RUN
+    + r")(\s+)"
+    + _STARTS
+)
+
+
+def _split_line(text: str) -> tuple[list[str], list[str]]:
+    """A text without line breaks as its sentences and the whitespace between them, each
+    sentence with the whitespace before the first and after the last (see split_sentences)."""
+    parts = _BOUNDARY.split(text)
+    bodies, ends, maybe, gaps = parts[0::4], parts[1::4], parts[2::4], parts[3::4]
+    sentences = [*map(operator.add, bodies, ends), bodies[-1]]
+    if maybe.count(None) == len(maybe):  # every end decided by the regex: all in C
+        return sentences, gaps
+    # Where each sentence ends, so that _period_ends can look at the periods left to it.
+    bounds = _bounds(sentences, gaps)
+    periods = itertools.compress(range(len(gaps)), map(operator.is_not, maybe, itertools.repeat(None)))
+    for k in [k for k in periods if not _period_ends(text, bounds[2 * k + 1] - len(ends[k]))][::-1]:
+        sentences[k : k + 2] = [sentences[k] + gaps.pop(k) + sentences[k + 1]]  # no end: one sentence
+    return sentences, gaps
+
+
+def _bounds(sentences: list[str], gaps: list[str]) -> list[int]:
+    """Where the sentences and the whitespace between them start and end, in turn."""
+    joined: list[str] = [""] * (2 * len(sentences) - 1)
+    joined[0::2], joined[1::2] = sentences, gaps
+    return list(itertools.accumulate(map(len, joined), initial=0))
+
+
+def _line_spans(sentences: list[str], gaps: list[str]) -> list[tuple[int, int]]:
+    """Where each of :func:`_split_line`'s sentences lies, without the text's outer whitespace."""
+    bounds = iter(_bounds(sentences, gaps))
+    spans = list(zip(bounds, bounds, strict=False))  # pairs of one iterator
+    first, last = sentences[0], sentences[-1]
+    spans[0] = (len(first) - len(first.lstrip()), spans[0][1])
+    spans[-1] = (spans[-1][0], spans[-1][1] - len(last) + len(last.rstrip()))
+    return spans
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans of ``text`` without surrounding whitespace.
 
-    Rule-based on purpose: it is fast (two regex scans; Python looks only at
-    periods after short or dotted words), predictable, and keeps "$2.99",
-    "Dr. Smith", "U.S." and initials inside their sentence. (The Punkt model of
-    nupunkt was tried first; it reads "the app. Press" as an abbreviation and
-    merges seed 001's sentences.)
+    Rule-based on purpose: it is fast (one regex scan of a line, two of text
+    with line breaks; Python looks only at periods after abbreviation-like
+    words), predictable, and keeps "$2.99", "Dr. Smith", "U.S." and initials
+    inside their sentence. (The Punkt model of nupunkt was tried first; it reads
+    "the app. Press" as an abbreviation and merges seed 001's sentences.)
     """
+    if "\n" not in text:  # most chunks: one re.split (see _BOUNDARY)
+        return _line_spans(*_split_line(text)) if not text.isspace() and text else []
     gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
     maybe = [m.span(1) for m in _MAYBE_END.finditer(text) if _period_ends(text, m.start())]
     first, last = len(text) - len(text.lstrip()), len(text.rstrip())
-    if "\n" not in text:
-        if maybe:
-            gaps = sorted(gaps + maybe)
-        if first >= last:
-            return []
-        # every gap separates two sentences: from the end of one to the start of the next
-        bounds = iter([first, *itertools.chain.from_iterable(gaps), last])
-        return list(zip(bounds, bounds, strict=False))  # pairs of one iterator
     # A blank line ends the sentence before it (wherever that ends) unless a gap already did.
     spans: list[tuple[int, int]] = []
     start = first
@@ -560,6 +617,10 @@ class Split:
         return " ".join(self.normal)
 
 
+#: The whitespace a text's count may be cut before (see SentenceCache.pieces).
+_PIECE_CUTS = frozenset(" \t")
+
+
 class SentenceCache:
     """Each text split into sentences once, and each distinct sentence normalised once.
 
@@ -584,9 +645,17 @@ class SentenceCache:
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
         if done is None:
-            spans = split_sentences(text)
+            if "\n" in text or not text or text.isspace():
+                spans = split_sentences(text)
+                sentences = [text[s:e] for s, e in spans]
+            else:  # the common case: the sentences come cut, without a slice each
+                sentences, gaps = _split_line(text)
+                spans = _line_spans(sentences, gaps)
+                if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
+                    # each piece is a sentence with the whitespace before it (see pieces)
+                    self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
+                sentences[0], sentences[-1] = sentences[0].lstrip(), sentences[-1].rstrip()
             normal = self._normal
-            sentences = [text[s:e] for s, e in spans]
             found = list(map(normal.get, sentences))
             if None in found:
                 found = [
@@ -637,7 +706,7 @@ class SentenceCache:
             split = self._splits.get(text)
             if split is None:
                 return None
-            cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
+            cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in _PIECE_CUTS), len(text)]
             done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
         return done
 

@@ -400,3 +400,33 @@ def test_normalise_folds_case_and_every_kind_of_whitespace():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 10)))
         assert normalise(text) == " ".join(text.lower().split()), repr(text)
     assert normalise("Plus Costs  $2.99\ta month") == "plus costs $2.99 a month"
+
+
+def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
+    # Text without line breaks is split by one re.split (_BOUNDARY); the two finditer
+    # scans (_CLEAR_END, and _MAYBE_END with _period_ends) still split text with line
+    # breaks. On one line they must find the same ends.
+    import itertools
+
+    from satchel._dedupe import _CLEAR_END, _MAYBE_END, SentenceCache, _period_ends
+
+    def two_scans(text):
+        gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
+        gaps += [m.span(1) for m in _MAYBE_END.finditer(text) if _period_ends(text, m.start())]
+        first, last = len(text) - len(text.lstrip()), len(text.rstrip())
+        bounds = iter([first, *itertools.chain.from_iterable(sorted(gaps)), last])
+        return list(zip(bounds, bounds, strict=False)) if first < last else []
+
+    rng = random.Random(8)
+    words = ["Dr.", "No.", "no.", "No", "5", "5.", "1901.", "war.", "Sept.", "approx.", "fig.", "U.S."]
+    words += ["a.", "K.", "ab1.", "PP.", "é.", "(2013).", '"man".', "(A).", "Why?!", "…", "”", ")", "’"]
+    words += ["A", "Smith", "x"]
+    marks = [" ", "  ", "\t", "\xa0", "\u3000", "\x0b", "\u2028", "", "(", '"', "‘", "$", "#", "["]
+    for _ in range(8000):
+        text = "".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randrange(0, 16)))
+        cache = SentenceCache()
+        split = cache.split(text)
+        assert split_sentences(text) == two_scans(text) == split.spans, repr(text)
+        assert split.normal == [" ".join(text[a:b].lower().split()) for a, b in split.spans]
+        cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
+        assert cache.pieces(text) == tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
