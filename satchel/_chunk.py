@@ -52,6 +52,9 @@ _FIELDS = (
     "role",
     "metadata",
 )
+_FIELD_NAMES = frozenset(_FIELDS)
+#: the metadata of every chunk without any (read-only, so one can be shared)
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +94,11 @@ class Chunk:
                 f"a candidate must be a satchel.Chunk or a dict, got {type(data).__name__}: "
                 f"{_short(data)}; pass {{'id': ..., 'text': ...}}"
             )
-        known = {k: data[k] for k in _FIELDS if k in data}
-        extra = {k: v for k, v in data.items() if k not in _FIELDS}
+        if data.keys() <= _FIELD_NAMES:  # the usual dict: every key a field
+            known, extra = dict(data), {}
+        else:
+            known = {k: data[k] for k in _FIELDS if k in data}
+            extra = {k: v for k, v in data.items() if k not in _FIELD_NAMES}
         if extra:
             merged = dict(known.get("metadata") or {})
             for k, v in extra.items():
@@ -229,7 +235,7 @@ def _check(chunk: Chunk) -> None:
         for part in (key, value):
             if isinstance(part, str):
                 check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
-    set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)))
+    set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)) if chunk.metadata else _NO_METADATA)
 
 
 def _check_offsets(chunk: Chunk) -> None:
