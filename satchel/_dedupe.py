@@ -539,12 +539,18 @@ _BOUNDARY = re.compile(
     + r")(\s+)"
     + _STARTS
 )
+#: The same for text without "!", "?" or "…": starting with a literal period, which
+#: the regex engine finds much faster than a character of a class.
+_PERIOD_BOUNDARY = re.compile(
+    r"""(\.(?<![.!?…].)(?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|""" + _easy_ends() + r"|())" + _RUN + r")(\s+)" + _STARTS
+)
 
 
 def _split_line(text: str) -> tuple[list[str], list[str]]:
     """A text without line breaks as its sentences and the whitespace between them, each
     sentence with the whitespace before the first and after the last (see split_sentences)."""
-    parts = _BOUNDARY.split(text)
+    other_ends = "!" in text or "?" in text or "…" in text
+    parts = (_BOUNDARY if other_ends else _PERIOD_BOUNDARY).split(text)
     bodies, ends, maybe, gaps = parts[0::4], parts[1::4], parts[2::4], parts[3::4]
     sentences = [*map(operator.add, bodies, ends), bodies[-1]]
     if maybe.count(None) == len(maybe):  # every end decided by the regex: all in C
