@@ -406,7 +406,7 @@ def _near_duplicates(
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
-        short[i] = keys[i].count(" ") + 1 < SHORT_TEXT
+        short[i] = cache.words(splits[i]) < SHORT_TEXT
         if not short[i]:
             shingles = cache.marks(splits[i])
         else:
@@ -637,7 +637,7 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_splits")
+    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_splits", "_words")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -647,6 +647,7 @@ class SentenceCache:
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
+        self._words: dict[str, int] = {}  # words in each normalised sentence
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -675,9 +676,14 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
-        if _is_key(key):
+        words = self._words[key] = key.count(" ") + 1
+        if words >= MIN_SENTENCE_WORDS:
             self._keys.add(key)
         return key
+
+    def words(self, split: Split) -> int:
+        """How many words the text has (as ``len(split.key.split(" "))``), from its sentences."""
+        return sum(map(self._words.__getitem__, split.normal))
 
     def keys_of(self, normal: Iterable[str]) -> tuple[str, ...]:
         """Those of the normalised sentences (of texts split here) that count as repeats."""

@@ -428,5 +428,6 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         split = cache.split(text)
         assert split_sentences(text) == two_scans(text) == split.spans, repr(text)
         assert split.normal == [" ".join(text[a:b].lower().split()) for a, b in split.spans]
+        assert cache.words(split) == len(text.split())
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
         assert cache.pieces(text) == tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
