@@ -141,12 +141,12 @@ def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
     return offset < 0 or len(new) > len(kept) - offset  # starts before kept, or runs past its end
 
 
-def _plain_words(text: str, words: dict[str, list[str]], normal: str | None = None) -> list[str]:
+def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
     """``text``'s words without case or surrounding punctuation, one for each of ``text.split()``;
-    kept in ``words`` for the next comparison. ``normal`` is ``normalise(text)`` if known."""
+    kept in ``words`` for the next comparison."""
     found = words.get(text)
     if found is None:
-        found = words[text] = _plain(normalise(text) if normal is None else normal)
+        found = words[text] = _plain(normalise(text))
     return found
 
 
@@ -370,16 +370,15 @@ def find_duplicates(
     conflicts: dict[int, list[int]] = {}
     cache = sentences if sentences is not None else SentenceCache()
     splits = [cache.split(text) for text in texts]
-    keys = [split.key for split in splits]  # each text normalised, for both checks
     if exact:
         first: dict[str, int] = {}
-        for i, key in enumerate(keys):
+        for i, key in enumerate(split.key for split in splits):  # each text normalised
             if key in first:
                 duplicate_of[i] = (first[key], 1.0)
             else:
                 first[key] = i
     if near is not None:
-        _near_duplicates(texts, splits, keys, cache, near, duplicate_of, conflicts)
+        _near_duplicates(texts, splits, cache, near, duplicate_of, conflicts)
     # A candidate that duplicates another cannot also conflict with it.
     final = {
         i: tuple(sorted({j for j in js if j not in duplicate_of}))
@@ -392,7 +391,6 @@ def find_duplicates(
 def _near_duplicates(
     texts: Sequence[str],
     splits: Sequence[Split],
-    keys: Sequence[str],
     cache: SentenceCache,
     near: float,
     duplicate_of: dict[int, tuple[int, float]],
@@ -442,7 +440,10 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
-            mine, theirs = _plain_words(text, plain, keys[i]), _plain_words(texts[j], plain, keys[j])
+            for k in (i, j):  # each text's plain words, from its sentences' (cut once each)
+                if texts[k] not in plain:
+                    plain[texts[k]] = cache.plain_words(splits[k])
+            mine, theirs = plain[text], plain[texts[j]]
             offset = _offset(theirs, mine)
             if _adds_words(offset, mine, theirs):
                 continue  # a shifted window with words of its own: the ledger sends the new part
@@ -637,7 +638,7 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_splits", "_words")
+    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_plain", "_splits", "_words")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -648,6 +649,7 @@ class SentenceCache:
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
         self._words: dict[str, int] = {}  # words in each normalised sentence
+        self._plain: dict[str, list[str]] = {}  # and those words without punctuation
 
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
@@ -702,6 +704,15 @@ class SentenceCache:
             if normal not in known:
                 known[normal] = sentence_marks(normal)
         return _NO_MARKS.union(*map(known.__getitem__, split.normal))
+
+    def plain_words(self, split: Split) -> list[str]:
+        """The text's words without case or surrounding punctuation (as _plain(split.key)),
+        each distinct sentence's cut once."""
+        known = self._plain
+        for normal in split.normal:
+            if normal not in known:
+                known[normal] = _plain(normal)
+        return list(itertools.chain.from_iterable(map(known.__getitem__, split.normal)))
 
     def pieces(self, text: str) -> tuple[str, ...] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.

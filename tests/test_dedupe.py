@@ -408,7 +408,7 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
     # breaks. On one line they must find the same ends.
     import itertools
 
-    from satchel._dedupe import _CLEAR_END, _MAYBE_END, SentenceCache, _period_ends
+    from satchel._dedupe import _CLEAR_END, _MAYBE_END, SentenceCache, _period_ends, _plain, normalise
 
     def two_scans(text):
         gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
@@ -429,5 +429,6 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         assert split_sentences(text) == two_scans(text) == split.spans, repr(text)
         assert split.normal == [" ".join(text[a:b].lower().split()) for a, b in split.spans]
         assert cache.words(split) == len(text.split())
+        assert cache.plain_words(split) == _plain(normalise(text))
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
         assert cache.pieces(text) == tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
