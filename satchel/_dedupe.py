@@ -482,14 +482,11 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 # an abbreviation; the regex decides the rest:
 _RUN = r"""[.!?…]*["'”’)\]]*"""
 _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
-_CLOSE = _RUN + r"(?=(\s+)" + _STARTS[3:]
 #: "!", "?" or "…", or a period after seven characters with no whitespace, period
 #: or opening quote or bracket (no abbreviation is that long)
 _CLEAR = r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)"""
 #: periods after a short word or one with periods in it: _period_ends decides
 _MAYBE = r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)"""
-_CLEAR_END = re.compile(_CLEAR + _CLOSE)
-_MAYBE_END = re.compile(_MAYBE + _CLOSE)
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
@@ -584,29 +581,28 @@ def _line_spans(sentences: list[str], gaps: list[str]) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans of ``text`` without surrounding whitespace.
 
-    Rule-based on purpose: it is fast (one regex scan of a line, two of text
-    with line breaks; Python looks only at periods after abbreviation-like
-    words), predictable, and keeps "$2.99", "Dr. Smith", "U.S." and initials
-    inside their sentence. (The Punkt model of nupunkt was tried first; it reads
-    "the app. Press" as an abbreviation and merges seed 001's sentences.)
+    Rule-based on purpose: it is fast (one regex scan; Python looks only at
+    periods after abbreviation-like words), predictable, and keeps "$2.99",
+    "Dr. Smith", "U.S." and initials inside their sentence. (The Punkt model of
+    nupunkt was tried first; it reads "the app. Press" as an abbreviation and
+    merges seed 001's sentences.)
     """
-    if "\n" not in text:  # most chunks: one re.split (see _BOUNDARY)
-        return _line_spans(*_split_line(text)) if not text.isspace() and text else []
-    gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
-    maybe = [m.span(1) for m in _MAYBE_END.finditer(text) if _period_ends(text, m.start())]
-    first, last = len(text) - len(text.lstrip()), len(text.rstrip())
-    # A blank line ends the sentence before it (wherever that ends) unless a gap already did.
-    spans: list[tuple[int, int]] = []
-    start = first
-    for end, after in sorted(gaps + maybe + [m.span() for m in _BLANK_LINE.finditer(text)]):
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if end > start:
-            spans.append((start, end))
-        start = max(start, after)
-    if last > start:
-        spans.append((start, last))
-    return spans
+    if not text or text.isspace():
+        return []
+    spans = _line_spans(*_split_line(text))
+    if "\n" not in text:  # most chunks
+        return spans
+    # A blank line also ends the sentence before it, wherever that ends (a heading, a
+    # list item without a period); one inside the whitespace after an end adds nothing.
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        for blank in _BLANK_LINE.finditer(text, start, end):
+            stop = len(text[start : blank.start()].rstrip()) + start
+            if stop > start:
+                out.append((start, stop))
+            start = max(start, blank.end())
+        out.append((start, end))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

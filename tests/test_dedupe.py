@@ -403,25 +403,46 @@ def test_normalise_folds_case_and_every_kind_of_whitespace():
 
 
 def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
-    # Text without line breaks is split by one re.split (_BOUNDARY); the two finditer
-    # scans (_CLEAR_END, and _MAYBE_END with _period_ends) still split text with line
-    # breaks. On one line they must find the same ends.
-    import itertools
+    # split_sentences finds every end in one re.split (_BOUNDARY). It replaced two
+    # finditer scans, one for ends the regex decides and one for periods _period_ends
+    # decides, merged with the blank lines; both must find the same sentences.
+    import re
 
-    from satchel._dedupe import _CLEAR_END, _MAYBE_END, SentenceCache, _period_ends, _plain, normalise
+    from satchel._dedupe import (
+        _BLANK_LINE,
+        _CLEAR,
+        _MAYBE,
+        _RUN,
+        _STARTS,
+        SentenceCache,
+        _period_ends,
+        _plain,
+        normalise,
+    )
+
+    close = _RUN + r"(?=(\s+)" + _STARTS[3:]
+    clear_end, maybe_end = re.compile(_CLEAR + close), re.compile(_MAYBE + close)
 
     def two_scans(text):
-        gaps = [m.span(1) for m in _CLEAR_END.finditer(text)]
-        gaps += [m.span(1) for m in _MAYBE_END.finditer(text) if _period_ends(text, m.start())]
-        first, last = len(text) - len(text.lstrip()), len(text.rstrip())
-        bounds = iter([first, *itertools.chain.from_iterable(sorted(gaps)), last])
-        return list(zip(bounds, bounds, strict=False)) if first < last else []
+        gaps = [m.span(1) for m in clear_end.finditer(text)]
+        gaps += [m.span(1) for m in maybe_end.finditer(text) if _period_ends(text, m.start())]
+        spans, start = [], len(text) - len(text.lstrip())
+        for end, after in sorted(gaps + [m.span() for m in _BLANK_LINE.finditer(text)]):
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            if end > start:
+                spans.append((start, end))
+            start = max(start, after)
+        if len(text.rstrip()) > start:
+            spans.append((start, len(text.rstrip())))
+        return spans
 
     rng = random.Random(8)
     words = ["Dr.", "No.", "no.", "No", "5", "5.", "1901.", "war.", "Sept.", "approx.", "fig.", "U.S."]
     words += ["a.", "K.", "ab1.", "PP.", "é.", "(2013).", '"man".', "(A).", "Why?!", "…", "”", ")", "’"]
     words += ["A", "Smith", "x"]
     marks = [" ", "  ", "\t", "\xa0", "\u3000", "\x0b", "\u2028", "", "(", '"', "‘", "$", "#", "["]
+    marks += ["\n", "\n\n", " \n \t\n", "\r\n"]
     for _ in range(8000):
         text = "".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randrange(0, 16)))
         cache = SentenceCache()
