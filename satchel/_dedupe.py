@@ -477,15 +477,16 @@ _ABBREVIATIONS = frozenset(
 _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art sec ch".split())
 # A sentence ends at a run of ., ! or ? (with any closing quotes or brackets)
 # followed by whitespace and something that can start a sentence; or at a blank
-# line. Group 1 spans the whitespace after an end: from the end of one sentence
-# to the start of the next. Python looks only at the few periods that may follow
-# an abbreviation; the regex decides the rest:
+# line. The pieces of that rule, put together in _BOUNDARY; Python looks only at
+# the few periods that may follow an abbreviation, the regex decides the rest:
+#: the rest of a run of ends, and the closing quotes or brackets after it
 _RUN = r"""[.!?…]*["'”’)\]]*"""
+#: what may start the next sentence (after the whitespace)
 _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
 #: "!", "?" or "…", or a period after seven characters with no whitespace, period
 #: or opening quote or bracket (no abbreviation is that long)
 _CLEAR = r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)"""
-#: periods after a short word or one with periods in it: _period_ends decides
+#: periods after a short word or one with periods in it: _easy_ends, or else _period_ends, decides
 _MAYBE = r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)"""
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
