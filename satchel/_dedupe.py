@@ -562,21 +562,28 @@ def _split_line(text: str) -> tuple[list[str], list[str]]:
     return sentences, gaps
 
 
-def _bounds(sentences: list[str], gaps: list[str]) -> list[int]:
-    """Where the sentences and the whitespace between them start and end, in turn."""
-    joined: list[str] = [""] * (2 * len(sentences) - 1)
-    joined[0::2], joined[1::2] = sentences, gaps
-    return list(itertools.accumulate(map(len, joined), initial=0))
+def _bounds(sentences: list[str], gaps: list[str], lead: int = 0) -> list[int]:
+    """Where the sentences and the whitespace between them start and end, in turn, after
+    ``lead`` characters."""
+    lengths = [0] * (2 * len(sentences) - 1)
+    lengths[0::2], lengths[1::2] = map(len, sentences), map(len, gaps)
+    return list(itertools.accumulate(lengths, initial=lead))
 
 
-def _line_spans(sentences: list[str], gaps: list[str]) -> list[tuple[int, int]]:
-    """Where each of :func:`_split_line`'s sentences lies, without the text's outer whitespace."""
-    bounds = iter(_bounds(sentences, gaps))
-    spans = list(zip(bounds, bounds, strict=False))  # pairs of one iterator
-    first, last = sentences[0], sentences[-1]
-    spans[0] = (len(first) - len(first.lstrip()), spans[0][1])
-    spans[-1] = (spans[-1][0], spans[-1][1] - len(last) + len(last.rstrip()))
-    return spans
+def _spans_of(sentences: list[str], gaps: list[str], lead: int) -> list[tuple[int, int]]:
+    """Where each sentence lies in ``lead`` whitespace and then the sentences, the gaps between."""
+    bounds = iter(_bounds(sentences, gaps, lead))
+    return list(zip(bounds, bounds, strict=False))  # pairs of one iterator
+
+
+def _stripped(sentences: list[str]) -> int:
+    """Strip the whitespace before the first of :func:`_split_line`'s sentences and after the
+    last, in place; returns how much came before."""
+    first = sentences[0]
+    sentences[0] = first.lstrip()
+    lead = len(first) - len(sentences[0])
+    sentences[-1] = sentences[-1].rstrip()  # (the first too, when it is the only one)
+    return lead
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -590,7 +597,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     if not text or text.isspace():
         return []
-    spans = _line_spans(*_split_line(text))
+    sentences, gaps = _split_line(text)
+    spans = _spans_of(sentences, gaps, _stripped(sentences))
     if "\n" not in text:  # most chunks
         return spans
     # A blank line also ends the sentence before it, wherever that ends (a heading, a
@@ -606,14 +614,37 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
 class Split:
-    """One text cut into sentences: their spans, and each sentence normalised."""
+    """One text cut into sentences: where they are, each normalised, and those that count
+    as repeats."""
 
-    spans: list[tuple[int, int]]
-    normal: list[str]
-    #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
-    keys: tuple[str, ...]
+    __slots__ = ("_layout", "_spans", "keys", "normal", "sentences")
+
+    def __init__(
+        self,
+        spans: list[tuple[int, int]] | None,
+        normal: list[str],
+        keys: tuple[str, ...],
+        sentences: list[str] | None = None,
+        layout: tuple[list[str], int] | None = None,
+    ) -> None:
+        self._spans = spans
+        #: (the whitespace between the sentences, and before the first) when spans is None
+        self._layout = layout
+        self.normal = normal
+        #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
+        self.keys = keys
+        #: the sentences themselves, when the split kept them (see SentenceCache.keep)
+        self.sentences = sentences
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        """Where each sentence lies in the text (worked out when first asked: the ledger
+        builds what it leaves from the sentences themselves)."""
+        if self._spans is None:
+            assert self._layout is not None and self.sentences is not None
+            self._spans = _spans_of(self.sentences, *self._layout)
+        return self._spans
 
     @property
     def key(self) -> str:
@@ -651,16 +682,17 @@ class SentenceCache:
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
         if done is None:
+            layout: tuple[list[str], int] | None = None
+            spans: list[tuple[int, int]] | None = None
             if "\n" in text or not text or text.isspace():
                 spans = split_sentences(text)
                 sentences = [text[s:e] for s, e in spans]
             else:  # the common case: the sentences come cut, without a slice each
                 sentences, gaps = _split_line(text)
-                spans = _line_spans(sentences, gaps)
                 if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
                     # each piece is a sentence with the whitespace before it (see pieces)
                     self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
-                sentences[0], sentences[-1] = sentences[0].lstrip(), sentences[-1].rstrip()
+                layout = (gaps, _stripped(sentences))
             normal = self._normal
             found = list(map(normal.get, sentences))
             if None in found:
@@ -669,7 +701,7 @@ class SentenceCache:
                     for k, sentence in zip(found, sentences, strict=True)
                 ]
             keys = cast(list[str], found)
-            done = self._splits[text] = Split(spans, keys, self.keys_of(keys))
+            done = self._splits[text] = Split(spans, keys, self.keys_of(keys), sentences, layout)
         return done
 
     def _normalise(self, sentence: str) -> str:
@@ -688,10 +720,52 @@ class SentenceCache:
         """Those of the normalised sentences (of texts split here) that count as repeats."""
         return tuple(filter(self._is_key, normal))
 
-    def add(self, text: str, spans: list[tuple[int, int]], normal: list[str], keys: tuple[str, ...]) -> None:
-        """Record the split of a text built from known sentences (what the ledger leaves)."""
-        if text not in self._splits:
-            self._splits[text] = Split(spans, normal, keys)
+    def keep(
+        self, text: str, split: Split, keep: list[bool], normal: list[str], keys: tuple[str, ...]
+    ) -> str:
+        """What is left of ``text`` (split as ``split``) keeping the sentences ``keep`` marks
+        (``normal`` and ``keys``: theirs), as :func:`join_kept` leaves it; recorded as split,
+        and cut into counting pieces, so that neither is done again.
+
+        A line whose pieces are its sentences is put together from those pieces, each
+        run of kept sentences as it stood: most of them are already counted, and the
+        spans of its sentences are never needed.
+        """
+        if True not in keep:
+            return ""
+        pieces = self._pieces.get(text)
+        sentences = split.sentences
+        if pieces is None or sentences is None or len(pieces) != len(sentences):
+            kept = list(itertools.compress(split.spans, keep))
+            if False in keep[keep.index(True) : len(keep) - keep[::-1].index(True)]:
+                joined, spans = _join_kept(text, kept)
+            else:  # one run of sentences (only whitespace lies between two in a row): one slice
+                start = kept[0][0]
+                joined, spans = text[start : kept[-1][1]], [(s - start, e - start) for s, e in kept]
+            if joined not in self._splits:
+                self._splits[joined] = Split(spans, normal, keys)
+            return joined
+        # Runs of kept sentences joined by a space (a line has no blank line in it): the
+        # first piece of each run is its sentence, after one space but for the first run.
+        joined_pieces = list(itertools.compress(pieces, keep))
+        place = list(itertools.accumulate(keep))  # 1 + where each kept sentence's piece goes
+        starts = itertools.compress(range(len(keep)), map(operator.gt, keep, [False, *keep[:-1]]))
+        first = next(starts)
+        joined_pieces[0] = sentences[first]
+        for k in starts:
+            piece = pieces[k]
+            if piece[0] != " " or len(piece) != len(sentences[k]) + 1:  # not one space before it
+                joined_pieces[place[k] - 1] = " " + sentences[k]
+        if keep[-1]:
+            joined_pieces[-1] = joined_pieces[-1].rstrip()  # the text's own last sentence
+        joined = "".join(joined_pieces)
+        if joined not in self._splits:
+            left = list(itertools.compress(sentences, keep))
+            ends = list(itertools.accumulate(map(len, joined_pieces)))
+            spans = list(zip(map(operator.sub, ends, map(len, left)), ends, strict=True))
+            self._splits[joined] = Split(spans, normal, keys, left)
+        self._pieces.setdefault(joined, tuple(joined_pieces))
+        return joined
 
     def marks(self, split: Split) -> frozenset[int]:
         """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED),
@@ -740,9 +814,11 @@ class Fresh:
     sent_in: tuple[str, ...]
     #: the keys of the sentences left, so recording them needs no second split
     keys: tuple[str, ...] | None = None
-    #: the text as it came and the spans of the removed sentences in it (see removed)
+    #: the text as it came, its split, and where each of its sentences was sent (None:
+    #: kept), for removed
     original: str = ""
-    gone: tuple[tuple[int, int], ...] = ()
+    split: Split | None = None
+    seen: tuple[str | None, ...] = ()
 
     @property
     def removed(self) -> tuple[tuple[str, str], ...]:
@@ -750,8 +826,10 @@ class Fresh:
 
         Cut only when asked: admission needs just where they were sent.
         """
-        spans = zip(self.gone, self.sent_in, strict=True)
-        return tuple((self.original[s:e], where) for (s, e), where in spans)
+        if self.split is None:
+            return ()
+        gone = zip(itertools.compress(self.split.spans, self.seen), self.sent_in, strict=True)
+        return tuple((self.original[s:e], where) for (s, e), where in gone)
 
 
 def _key(sentence: str) -> str | None:
@@ -779,21 +857,11 @@ class Ledger:
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
         keep = list(map(operator.not_, seen))  # source ids are never empty
-        kept = list(itertools.compress(split.spans, keep))
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)
-        spans: list[tuple[int, int]]
-        if not kept:
-            joined, spans = "", []
-        elif False in keep[keep.index(True) : len(keep) - keep[::-1].index(True)]:
-            joined, spans = _join_kept(text, kept)
-        else:  # one run of sentences (only whitespace lies between two in a row): one slice
-            start = kept[0][0]
-            joined, spans = text[start : kept[-1][1]], [(s - start, e - start) for s, e in kept]
-        # What is left is already split: its sentences are the ones kept.
-        self._cache.add(joined, spans, normal, keys)
+        joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
-        return Fresh(joined, sent_in, keys, text, tuple(itertools.compress(split.spans, seen)))
+        return Fresh(joined, sent_in, keys, text, split, tuple(seen))
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""

@@ -179,15 +179,17 @@ def test_kept_spans_land_where_the_joined_text_holds_them():
 
 
 def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
-    # fresh() takes one run of kept sentences as one slice and joins several with
-    # _join_kept; either way the text and the split it records must be the true ones.
+    # fresh() puts what is left of a line together from its counting pieces, and joins
+    # the kept spans of other texts (_join_kept); either way the text, the split and
+    # the pieces it records, and the sentences it reports removed must be the true ones.
     from satchel._dedupe import SentenceCache, _join_kept, normalise
 
     rng = random.Random(4)
-    pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "\n\n", "\n", " ", "\t", "It is.", "Why?"]
-    runs = 0
-    for _ in range(2000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
+    pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "It is.", "Why?", "Q&A is <b>."]
+    spaces = [" ", " ", "  ", "\t", " \t", "\xa0", "\n", "\n\n", ""]
+    runs = lines = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) + rng.choice(spaces) for _ in range(rng.randrange(1, 10)))
         cache = SentenceCache()
         ledger = Ledger(cache)
         sentences = [text[a:b] for a, b in split_sentences(text)]
@@ -197,13 +199,22 @@ def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
         fresh = ledger.fresh(text)
         sent = {normalise(s) for s in sentences if normalise(s) in ledger._sent}
         kept = [(a, b) for a, b in split_sentences(text) if normalise(text[a:b]) not in sent]
+        gone = [(text[a:b], "earlier") for a, b in split_sentences(text) if normalise(text[a:b]) in sent]
+        assert list(fresh.removed) == gone, text
         if not fresh.removed:  # nothing already sent: the text goes as it came
             assert fresh.text == text and len(kept) == len(sentences)
             continue
         assert fresh.text == _join_kept(text, kept)[0], text
+        if not fresh.text:
+            continue
         assert cache.split(fresh.text).spans == split_sentences(fresh.text), text
+        cuts = [0, *(end for _, end in split_sentences(fresh.text)[:-1] if fresh.text[end] in " \t")]
+        cuts.append(len(fresh.text))
+        want = tuple(fresh.text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+        assert cache.pieces(fresh.text) == want, text
         runs += len(kept) > 1 and fresh.text == text[kept[0][0] : kept[-1][1]]
-    assert runs > 100
+        lines += "\n" not in text
+    assert runs > 100 and lines > 500
 
 
 def test_boilerplate_counts_documents_not_windows():
