@@ -186,7 +186,7 @@ def _check(chunk: Chunk) -> None:
             f"candidate {cid!r}: text must be a string, got {type(chunk.text).__name__}; "
             "pass the chunk's text as str"
         )
-    if not chunk.text.strip():
+    if not chunk.text or chunk.text.isspace():  # (no copy of the text, as strip() would make)
         raise InputError(
             f"candidate {cid!r}: text is empty; drop empty chunks before packing "
             "(an empty source wastes tokens and a label)"
