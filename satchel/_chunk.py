@@ -89,7 +89,7 @@ class Chunk:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Chunk:
         """Build a chunk from a dict with the same keys (unknown keys go to ``metadata``)."""
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):  # (the ABC check is slow)
             raise InputError(
                 f"a candidate must be a satchel.Chunk or a dict, got {type(data).__name__}: "
                 f"{_short(data)}; pass {{'id': ..., 'text': ...}}"
@@ -229,7 +229,7 @@ def _check(chunk: Chunk) -> None:
             f"candidate {cid!r}: role={_short(chunk.role)} is not one of {', '.join(ROLES)}; "
             "use one of those or leave it out to let the role rule assign it"
         )
-    if not isinstance(chunk.metadata, Mapping):
+    if type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
         raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
     for key, value in chunk.metadata.items():
         for part in (key, value):
