@@ -618,7 +618,7 @@ class Split:
     """One text cut into sentences: where they are, each normalised, and those that count
     as repeats."""
 
-    __slots__ = ("_layout", "_spans", "keys", "normal", "sentences")
+    __slots__ = ("_gaps", "_lead", "_pieces", "_spans", "keys", "normal", "sentences")
 
     def __init__(
         self,
@@ -626,11 +626,15 @@ class Split:
         normal: list[str],
         keys: tuple[str, ...],
         sentences: list[str] | None = None,
-        layout: tuple[list[str], int] | None = None,
+        *,
+        gaps: list[str] | None = None,
+        lead: int = 0,
+        pieces: tuple[str, ...] | None = None,
     ) -> None:
         self._spans = spans
-        #: (the whitespace between the sentences, and before the first) when spans is None
-        self._layout = layout
+        #: when spans is None, they are worked out from the sentences and either the
+        #: whitespace between them (and ``lead`` before the first) or ``pieces``, one a sentence
+        self._gaps, self._lead, self._pieces = gaps, lead, pieces
         self.normal = normal
         #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
         self.keys = keys
@@ -642,8 +646,13 @@ class Split:
         """Where each sentence lies in the text (worked out when first asked: the ledger
         builds what it leaves from the sentences themselves)."""
         if self._spans is None:
-            assert self._layout is not None and self.sentences is not None
-            self._spans = _spans_of(self.sentences, *self._layout)
+            assert self.sentences is not None
+            if self._pieces is not None:  # each sentence ends its piece
+                ends = list(itertools.accumulate(map(len, self._pieces)))
+                self._spans = list(zip(map(operator.sub, ends, map(len, self.sentences)), ends, strict=True))
+            else:
+                assert self._gaps is not None
+                self._spans = _spans_of(self.sentences, self._gaps, self._lead)
         return self._spans
 
     @property
@@ -682,8 +691,9 @@ class SentenceCache:
     def split(self, text: str) -> Split:
         done = self._splits.get(text)
         if done is None:
-            layout: tuple[list[str], int] | None = None
+            gaps: list[str] | None = None
             spans: list[tuple[int, int]] | None = None
+            lead = 0
             if "\n" in text or not text or text.isspace():
                 spans = split_sentences(text)
                 sentences = [text[s:e] for s, e in spans]
@@ -692,7 +702,7 @@ class SentenceCache:
                 if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
                     # each piece is a sentence with the whitespace before it (see pieces)
                     self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
-                layout = (gaps, _stripped(sentences))
+                lead = _stripped(sentences)
             normal = self._normal
             found = list(map(normal.get, sentences))
             if None in found:
@@ -701,7 +711,8 @@ class SentenceCache:
                     for k, sentence in zip(found, sentences, strict=True)
                 ]
             keys = cast(list[str], found)
-            done = self._splits[text] = Split(spans, keys, self.keys_of(keys), sentences, layout)
+            done = Split(spans, keys, self.keys_of(keys), sentences, gaps=gaps, lead=lead)
+            self._splits[text] = done
         return done
 
     def _normalise(self, sentence: str) -> str:
@@ -760,11 +771,9 @@ class SentenceCache:
             joined_pieces[-1] = joined_pieces[-1].rstrip()  # the text's own last sentence
         joined = "".join(joined_pieces)
         if joined not in self._splits:
+            cut = self._pieces[joined] = tuple(joined_pieces)
             left = list(itertools.compress(sentences, keep))
-            ends = list(itertools.accumulate(map(len, joined_pieces)))
-            spans = list(zip(map(operator.sub, ends, map(len, left)), ends, strict=True))
-            self._splits[joined] = Split(spans, normal, keys, left)
-        self._pieces.setdefault(joined, tuple(joined_pieces))
+            self._splits[joined] = Split(None, normal, keys, left, pieces=cut)
         return joined
 
     def marks(self, split: Split) -> frozenset[int]:
