@@ -4,8 +4,9 @@ Two passes, because two kinds of repetition need two views:
 
 - :func:`find_duplicates` looks at the whole candidate list once, before
   admission. Exact copies (same text after folding whitespace and case) and
-  near-duplicates (Jaccard similarity of word 3-shingles at or above a threshold)
-  are dropped in favour of the better-ranked copy. Short texts are compared with
+  near-duplicates (Jaccard similarity of the word 3-shingles inside their
+  sentences at or above a threshold) are dropped in favour of the
+  better-ranked copy. Short texts are compared with
   numbers and negations masked out; if two texts match but differ in protected
   details ("Plus costs $2.99" / "$3.99", a name, a "not"), they are
   *conflicting*, never duplicates: both stay and both are marked. A window
