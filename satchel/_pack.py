@@ -54,6 +54,8 @@ __all__ = ["DEDUPE_STAGES", "Packer", "pack", "rank_candidates"]
 DEDUPE_STAGES = ("exact", "near", "neighbours", "sentences")
 _HISTORY_ROLES = ("system", "user", "assistant", "tool")
 #: Tokenizers whose counting leaves no cycles (native code, or none)
+#: each priority's name, for the manifest (an enum call and .name cost more than a lookup)
+_PRIORITY_NAMES = {p: p.name for p in Priority}
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
 _collector_holders = 0  # packs running with the cycle collector paused
@@ -692,7 +694,7 @@ class Packer:
                     label=f"S{placed[0]}" if placed else None,
                     position=placed[0] if placed else None,
                     score=chunk.score,
-                    priority=Priority(chunk.priority).name,
+                    priority=_PRIORITY_NAMES[chunk.priority],
                     role=roles.get(chunk.id, chunk.role),
                     duplicate_of=decision.duplicate_of,
                     merged_into=decision.merged_into,
