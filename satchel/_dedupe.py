@@ -526,7 +526,7 @@ def _easy_ends() -> str:
     return "|".join(alternatives)
 
 
-#: Every possible end of a text without line breaks in one scan, for re.split: group 1
+#: Every possible end of a sentence in one scan, for re.split: group 1
 #: the end (with the run and closers after it), group 2 empty when it is a period for
 #: _period_ends to decide (None when the regex decided: _CLEAR, or _easy_ends), group 3
 #: the whitespace after it. It starts with a plain character class, which lets the
@@ -546,9 +546,10 @@ _PERIOD_BOUNDARY = re.compile(
 )
 
 
-def _split_line(text: str) -> tuple[list[str], list[str]]:
-    """A text without line breaks as its sentences and the whitespace between them, each
-    sentence with the whitespace before the first and after the last (see split_sentences)."""
+def _split_at_ends(text: str) -> tuple[list[str], list[str]]:
+    """``text`` cut at the ends of its sentences: the sentences (the first with the
+    whitespace before it, the last with the whitespace after it) and the whitespace
+    between them. Blank lines are left to split_sentences."""
     other_ends = "!" in text or "?" in text or "…" in text
     parts = (_BOUNDARY if other_ends else _PERIOD_BOUNDARY).split(text)
     bodies, ends, maybe, gaps = parts[0::4], parts[1::4], parts[2::4], parts[3::4]
@@ -578,7 +579,7 @@ def _spans_of(sentences: list[str], gaps: list[str], lead: int) -> list[tuple[in
 
 
 def _stripped(sentences: list[str]) -> int:
-    """Strip the whitespace before the first of :func:`_split_line`'s sentences and after the
+    """Strip the whitespace before the first of :func:`_split_at_ends`'s sentences and after the
     last, in place; returns how much came before."""
     first = sentences[0]
     sentences[0] = first.lstrip()
@@ -598,7 +599,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     if not text or text.isspace():
         return []
-    sentences, gaps = _split_line(text)
+    sentences, gaps = _split_at_ends(text)
     spans = _spans_of(sentences, gaps, _stripped(sentences))
     if "\n" not in text:  # most chunks
         return spans
@@ -699,7 +700,7 @@ class SentenceCache:
                 spans = split_sentences(text)
                 sentences = [text[s:e] for s, e in spans]
             else:  # the common case: the sentences come cut, without a slice each
-                sentences, gaps = _split_line(text)
+                sentences, gaps = _split_at_ends(text)
                 if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
                     # each piece is a sentence with the whitespace before it (see pieces)
                     self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
