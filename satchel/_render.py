@@ -109,9 +109,10 @@ def attributes(chunk_fields: Mapping[str, Any], fields: Sequence[str]) -> list[t
 
 def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
     """``<source_n id="Sn" chunk="…" …>``."""
-    parts = [f'<source_{n} id="S{n}" chunk="{escape_attr(chunk_ids)}"']
-    parts.extend(f'{name}="{escape_attr(value)}"' for name, value in attrs)
-    return " ".join(parts) + ">"
+    tag = f'<source_{n} id="S{n}" chunk="{escape_attr(chunk_ids)}"'
+    if attrs:
+        tag += "".join([f' {name}="{escape_attr(value)}"' for name, value in attrs])
+    return tag + ">"
 
 
 def chunk_attr(ids: Sequence[str]) -> str:
