@@ -515,15 +515,32 @@ def _period_ends(text: str, at: int) -> bool:
 
 
 def _easy_ends() -> str:
-    """Lookbehinds for periods _period_ends would call ends: after one digit, or after two
-    to six ASCII letters and digits that are no abbreviation, from whitespace or the start
-    of the text ("in 1901.", "the war."; most of the periods _MAYBE finds)."""
+    """Lookbehinds for periods _period_ends would call ends: after one digit, after two to
+    six ASCII letters and digits that are no abbreviation ("in 1901.", "the war."), or
+    after a word of up to seven characters without a period that ends in a closing
+    bracket or quote ("(2013).", '"man".'), each from whitespace or the start of the
+    text: most of the periods _MAYBE finds."""
     alternatives = [r"(?<=(?<!\S)[0-9]\.)"]
     for length in range(2, 7):
         known = sorted(w for w in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS if len(w) == length)
         unknown = f"(?<!(?<!\\S)(?i:{'|'.join(known)})\\.)" if known else ""
         alternatives.append(f"(?<=(?<!\\S)[A-Za-z0-9]{{{length}}}\\.){unknown}")
+    alternatives += [f"(?<=(?<!\\S)[^\\s.]{{{length}}}[)\"'”’\\]]\\.)" for length in range(7)]
     return "|".join(alternatives)
+
+
+def _no_ends() -> str:
+    """Lookbehinds that fail for periods _period_ends would call no end: after one ASCII
+    letter ("J. Smith"), after a character that follows a period ("U.S."), or after an
+    abbreviation (not those that abbreviate only before a number), each from whitespace
+    or the start of the text."""
+    lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!\.\S\.)"]
+    for length in range(2, 7):
+        known = sorted(w for w in _ABBREVIATIONS if len(w) == length)
+        if known:
+            # ASCII-only case folding: "ſt" is no "st" to _period_ends
+            lookbehinds.append(f"(?<!(?<!\\S)(?ai:{'|'.join(known)})\\.)")
+    return "".join(lookbehinds)
 
 
 #: Every possible end of a sentence in one scan, for re.split: group 1
@@ -534,7 +551,9 @@ def _easy_ends() -> str:
 _BOUNDARY = re.compile(
     r"""([.!?…](?<![.!?…].)(?:(?<=[!?…])|(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
     + _easy_ends()
-    + r"|(?<=\.)())"
+    + r"|(?<=\.)"
+    + _no_ends()
+    + r"())"
     + _RUN
     + r")(\s+)"
     + _STARTS
@@ -542,7 +561,14 @@ _BOUNDARY = re.compile(
 #: The same for text without "!", "?" or "…": starting with a literal period, which
 #: the regex engine finds much faster than a character of a class.
 _PERIOD_BOUNDARY = re.compile(
-    r"""(\.(?<![.!?…].)(?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|""" + _easy_ends() + r"|())" + _RUN + r")(\s+)" + _STARTS
+    r"""(\.(?<![.!?…].)(?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
+    + _easy_ends()
+    + r"|"
+    + _no_ends()
+    + r"())"
+    + _RUN
+    + r")(\s+)"
+    + _STARTS
 )
 
 

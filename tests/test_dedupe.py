@@ -451,7 +451,7 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
     rng = random.Random(8)
     words = ["Dr.", "No.", "no.", "No", "5", "5.", "1901.", "war.", "Sept.", "approx.", "fig.", "U.S."]
     words += ["a.", "K.", "ab1.", "PP.", "é.", "(2013).", '"man".', "(A).", "Why?!", "…", "”", ")", "’"]
-    words += ["A", "Smith", "x"]
+    words += ["A", "Smith", "x", "ſt.", "(Dr.", "x(A.", "a.b.", "“A”.", "Mrs.", "MR.", "St."]
     marks = [" ", "  ", "\t", "\xa0", "\u3000", "\x0b", "\u2028", "", "(", '"', "‘", "$", "#", "["]
     marks += ["\n", "\n\n", " \n \t\n", "\r\n"]
     for _ in range(8000):
