@@ -274,7 +274,8 @@ def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
 #: multi-byte character starts with a byte from C2 to F4), so each shingle goes
 #: to zlib.crc32 as found. Short texts keep every shingle.
 SHORT_TEXT = 64
-_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*(?: [^ ]+){0,2}))")
+# (possessive quantifiers: the regex never backtracks into a word)
+_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}))")
 _NO_MARKS: frozenset[int] = frozenset()
 
 
