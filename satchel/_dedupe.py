@@ -718,6 +718,7 @@ class SentenceCache:
         self._plain: dict[str, list[str]] = {}  # and those words without punctuation
 
     def split(self, text: str) -> Split:
+        """``text`` cut into sentences, each normalised (once: a text asked again gets the same)."""
         done = self._splits.get(text)
         if done is None:
             gaps: list[str] | None = None
