@@ -485,11 +485,6 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 _RUN = r"""[.!?…]*["'”’)\]]*"""
 #: what may start the next sentence (after the whitespace)
 _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
-#: "!", "?" or "…", or a period after seven characters with no whitespace, period
-#: or opening quote or bracket (no abbreviation is that long)
-_CLEAR = r"""[.!?…](?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|(?<=[!?…]))(?<![.!?…].)"""
-#: periods after a short word or one with periods in it: _easy_ends, or else _period_ends, decides
-_MAYBE = r"""\.(?<![^\s.!?…"'“‘(\[]{7}\.)(?<![.!?…].)"""
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
@@ -515,16 +510,23 @@ def _period_ends(text: str, at: int) -> bool:
     return word not in _ABBREVIATIONS
 
 
+def _one_of(words: Iterable[str], length: int) -> str:
+    """A regex for any of ``words`` that has ``length`` letters (ASCII-only case folding,
+    as "ſt" is no "st" to _period_ends); empty when none has."""
+    known = sorted(w for w in words if len(w) == length)
+    return f"(?ai:{'|'.join(known)})" if known else ""
+
+
 def _easy_ends() -> str:
     """Lookbehinds for periods _period_ends would call ends: after one digit, after two to
     six ASCII letters and digits that are no abbreviation ("in 1901.", "the war."), or
     after a word of up to seven characters without a period that ends in a closing
     bracket or quote ("(2013).", '"man".'), each from whitespace or the start of the
-    text: most of the periods _MAYBE finds."""
+    text: most periods after a short word."""
     alternatives = [r"(?<=(?<!\S)[0-9]\.)"]
     for length in range(2, 7):
-        known = sorted(w for w in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS if len(w) == length)
-        unknown = f"(?<!(?<!\\S)(?i:{'|'.join(known)})\\.)" if known else ""
+        known = _one_of(_ABBREVIATIONS | _NUMBER_ABBREVIATIONS, length)
+        unknown = f"(?<!(?<!\\S){known}\\.)" if known else ""
         alternatives.append(f"(?<=(?<!\\S)[A-Za-z0-9]{{{length}}}\\.){unknown}")
     alternatives += [f"(?<=(?<!\\S)[^\\s.]{{{length}}}[)\"'”’\\]]\\.)" for length in range(7)]
     return "|".join(alternatives)
@@ -537,40 +539,42 @@ def _no_ends() -> str:
     or the start of the text."""
     lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!\.\S\.)"]
     for length in range(2, 7):
-        known = sorted(w for w in _ABBREVIATIONS if len(w) == length)
+        known = _one_of(_ABBREVIATIONS, length)
         if known:
-            # ASCII-only case folding: "ſt" is no "st" to _period_ends
-            lookbehinds.append(f"(?<!(?<!\\S)(?ai:{'|'.join(known)})\\.)")
+            lookbehinds.append(f"(?<!(?<!\\S){known}\\.)")
     return "".join(lookbehinds)
 
 
-#: Every possible end of a sentence in one scan, for re.split: group 1
-#: the end (with the run and closers after it), group 2 empty when it is a period for
-#: _period_ends to decide (None when the regex decided: _CLEAR, or _easy_ends), group 3
-#: the whitespace after it. It starts with a plain character class, which lets the
+def _boundary(ends: str) -> re.Pattern[str]:
+    """Every possible end of a sentence in one scan, for re.split, in text whose sentences
+    can end in the characters ``ends`` (a regex for one). Group 1 is the end (with the run
+    and closers after it); group 2 is empty when it is a period for _period_ends to decide
+    (None when the regex decided: "!", "?" or "…", a period after seven characters with no
+    whitespace, period or opening quote or bracket (no abbreviation is that long), or
+    _easy_ends); group 3 is the whitespace after it."""
+    others = "(?<=[!?…])|" if ends != r"\." else ""
+    return re.compile(
+        "("
+        + ends
+        + r"(?<![.!?…].)(?:"  # the first end of a run
+        + others
+        + r"""(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
+        + _easy_ends()
+        + r"|(?<=\.)"
+        + _no_ends()
+        + r"())"
+        + _RUN
+        + r")(\s+)"
+        + _STARTS
+    )
+
+
+#: Every end in any text; it starts with a plain character class, which lets the
 #: regex engine skip to the next candidate character.
-_BOUNDARY = re.compile(
-    r"""([.!?…](?<![.!?…].)(?:(?<=[!?…])|(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
-    + _easy_ends()
-    + r"|(?<=\.)"
-    + _no_ends()
-    + r"())"
-    + _RUN
-    + r")(\s+)"
-    + _STARTS
-)
+_BOUNDARY = _boundary("[.!?…]")
 #: The same for text without "!", "?" or "…": starting with a literal period, which
 #: the regex engine finds much faster than a character of a class.
-_PERIOD_BOUNDARY = re.compile(
-    r"""(\.(?<![.!?…].)(?:(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
-    + _easy_ends()
-    + r"|"
-    + _no_ends()
-    + r"())"
-    + _RUN
-    + r")(\s+)"
-    + _STARTS
-)
+_PERIOD_BOUNDARY = _boundary(r"\.")
 
 
 def _split_at_ends(text: str) -> tuple[list[str], list[str]]:
