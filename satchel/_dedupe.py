@@ -32,9 +32,9 @@ import operator
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 __all__ = [
     "NEGATION_PATTERN",
@@ -277,6 +277,7 @@ SHORT_TEXT = 64
 # (possessive quantifiers: the regex never backtracks into a word)
 _SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}))")
 _NO_MARKS: frozenset[int] = frozenset()
+_T = TypeVar("_T")
 
 
 def _utf8(text: str) -> bytes:
@@ -752,8 +753,8 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
-        words = self._words[key] = key.count(" ") + 1
-        if words >= MIN_SENTENCE_WORDS:
+        self._words[key] = key.count(" ") + 1
+        if _is_key(key):
             self._keys.add(key)
         return key
 
@@ -811,22 +812,13 @@ class SentenceCache:
         return joined
 
     def marks(self, split: Split) -> frozenset[int]:
-        """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED),
-        each distinct sentence shingled once."""
-        known = self._marks
-        for normal in split.normal:
-            if normal not in known:
-                known[normal] = sentence_marks(normal)
-        return _NO_MARKS.union(*map(known.__getitem__, split.normal))
+        """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED)."""
+        return _NO_MARKS.union(*_per_sentence(self._marks, sentence_marks, split))
 
     def plain_words(self, split: Split) -> list[str]:
-        """The text's words without case or surrounding punctuation (as _plain(split.key)),
-        each distinct sentence's cut once."""
-        known = self._plain
-        for normal in split.normal:
-            if normal not in known:
-                known[normal] = _plain(normal)
-        return list(itertools.chain.from_iterable(map(known.__getitem__, split.normal)))
+        """The text's words without case or surrounding punctuation (as _plain(split.key))."""
+        words: Iterator[list[str]] = _per_sentence(self._plain, _plain, split)
+        return list(itertools.chain.from_iterable(words))
 
     def pieces(self, text: str) -> tuple[str, ...] | None:
         """``text`` cut before each space or tab that follows a sentence; None if never split.
@@ -846,6 +838,15 @@ class SentenceCache:
             cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in _PIECE_CUTS), len(text)]
             done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
         return done
+
+
+def _per_sentence(known: dict[str, _T], make: Callable[[str], _T], split: Split) -> Iterator[_T]:
+    """``make`` of each of the split's normalised sentences, each distinct one made once
+    (kept in ``known``): overlapping windows share most of their sentences."""
+    for normal in split.normal:
+        if normal not in known:
+            known[normal] = make(normal)
+    return map(known.__getitem__, split.normal)
 
 
 @dataclass(frozen=True, slots=True)
