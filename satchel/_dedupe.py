@@ -782,12 +782,7 @@ class SentenceCache:
         pieces = self._pieces.get(text)
         sentences = split.sentences
         if pieces is None or sentences is None or len(pieces) != len(sentences):
-            kept = list(itertools.compress(split.spans, keep))
-            if False in keep[keep.index(True) : len(keep) - keep[::-1].index(True)]:
-                joined, spans = _join_kept(text, kept)
-            else:  # one run of sentences (only whitespace lies between two in a row): one slice
-                start = kept[0][0]
-                joined, spans = text[start : kept[-1][1]], [(s - start, e - start) for s, e in kept]
+            joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
             if joined not in self._splits:
                 self._splits[joined] = Split(spans, normal, keys)
             return joined
