@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ._chunk import Chunk, Priority
 from ._dedupe import Ledger, SentenceCache
 from ._errors import BudgetError
-from ._represent import Compressor, Fit, fit
+from ._represent import Compressor, fit
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
 
@@ -186,23 +186,17 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = len(fresh.sent_in) if fresh is not None else 0
-        room = max(0, left - overhead)
-        # Most candidates fit whole: that is what fit() would say, without asking it.
-        shaped = (
-            Fit(text, "verbatim")
-            if cap is None and count(text) <= room
-            else fit(
-                text,
-                role=role,
-                cap=cap,
-                room=room,
-                question=policy.question,
-                count=count,
-                extractive=policy.extractive and not critical,
-                compressor=None if critical else policy.compressor,
-                compressor_roles=policy.compressor_roles,
-                weights=policy.weights,
-            )
+        shaped = fit(
+            text,
+            role=role,
+            cap=cap,
+            room=max(0, left - overhead),
+            question=policy.question,
+            count=count,
+            extractive=policy.extractive and not critical,
+            compressor=None if critical else policy.compressor,
+            compressor_roles=policy.compressor_roles,
+            weights=policy.weights,
         )
         if shaped.text is None:
             full_cost = overhead + count(text)
