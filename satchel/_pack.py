@@ -53,9 +53,9 @@ __all__ = ["DEDUPE_STAGES", "Packer", "pack", "rank_candidates"]
 #: The dedupe stages, in the order they act.
 DEDUPE_STAGES = ("exact", "near", "neighbours", "sentences")
 _HISTORY_ROLES = ("system", "user", "assistant", "tool")
-#: Tokenizers whose counting leaves no cycles (native code, or none)
 #: each priority's name, for the manifest (an enum call and .name cost more than a lookup)
 _PRIORITY_NAMES = {p: p.name for p in Priority}
+#: Tokenizers whose counting leaves no cycles (native code, or none)
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
 _collector_holders = 0  # packs running with the cycle collector paused
