@@ -377,6 +377,10 @@ class TokenCounter:
         if count_many is None:
             return _nothing
         cache = self._cache
+
+        def count_now(batch: list[str]) -> None:
+            cache.update(zip(batch, count_many(batch), strict=True))
+
         sent: set[str] = set()
         pending: list[str] = []
         limit = _FIRST_BATCH
@@ -387,8 +391,8 @@ class TokenCounter:
                 if len(pending) >= limit:
                     batch, pending, limit = self._unknown(pending, sent), [], min(2 * limit, _LAST_BATCH)
                     worker = worker or _Worker.start(count_many)
-                    if worker is None:  # no threads here (a restricted runtime): count now
-                        cache.update(zip(batch, count_many(batch), strict=True))
+                    if worker is None:  # no threads here (a restricted runtime)
+                        count_now(batch)
                     else:
                         worker.send(batch)
         except BaseException:
@@ -398,7 +402,7 @@ class TokenCounter:
         batch = self._unknown(pending, sent)
         if worker is None:
             if batch:
-                cache.update(zip(batch, count_many(batch), strict=True))
+                count_now(batch)
             return _nothing
         worker.send(batch)
         return functools.partial(worker.finish, cache)
