@@ -195,7 +195,7 @@ STAGES = (
     ("as_chunks (validate)", "as_chunks", "_chunk.py"),
     ("rank_candidates", "rank_candidates", "_pack.py"),
     ("prefetch (split, send to counting)", "_prefetch", "_pack.py"),
-    ("  split_sentences (rule-based)", "split_sentences", "_dedupe.py"),
+    ("  SentenceCache.split (all callers)", "split", "_dedupe.py"),
     ("find_duplicates (exact+near)", "find_duplicates", "_dedupe.py"),
     ("admit (incl. sentences, neighbours)", "admit", "_admit.py"),
     ("  Ledger.fresh (sentence dedupe)", "fresh", "_dedupe.py"),
