@@ -42,7 +42,6 @@ __all__ = [
     "Ledger",
     "SentenceCache",
     "difference",
-    "extends",
     "find_duplicates",
     "join_kept",
     "normalise",
@@ -151,17 +150,6 @@ def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
     return found
 
 
-def extends(new: str, kept: str, words: dict[str, list[str]] | None = None) -> bool:
-    """Whether ``new`` is ``kept``'s window shifted along the document, with words ``kept`` lacks.
-
-    Such a text is not a duplicate: the sentence ledger sends just its new part.
-    ``words`` keeps each text's plain words for the next comparison.
-    """
-    words = {} if words is None else words
-    new_words, kept_words = _plain_words(new, words), _plain_words(kept, words)
-    return _adds_words(_offset(kept_words, new_words), new_words, kept_words)
-
-
 #: Words a changed detail spans: a replacement at an end longer than this on
 #: either side is other surroundings, not a changed detail.
 _DETAIL_WORDS = 3
@@ -182,7 +170,7 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
     inside two different surroundings): the two are neither duplicates nor in
     conflict, and the sentence ledger sends what the second adds. A window
     shifted along its document, or words added or removed at an end, are not
-    differences. ``words`` keeps each text's plain words, as for :func:`extends`.
+    differences. ``words`` keeps each text's plain words for the next comparison.
     """
     words = {} if words is None else words
     if _offset(_plain_words(a, words), _plain_words(b, words)) is not None:
@@ -400,7 +388,7 @@ def _near_duplicates(
     conflicts: dict[int, list[int]],
 ) -> None:
     postings: dict[int, list[int]] = {}
-    plain: dict[str, list[str]] = {}  # words of texts compared word by word, see extends()
+    plain: dict[str, list[str]] = {}  # words of texts compared word by word (see _plain_words)
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
     need: dict[int, int] = {}  # sketch entries a text must share with another to be checked
