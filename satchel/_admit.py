@@ -14,6 +14,7 @@ same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``)
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -53,6 +54,36 @@ class Decision:
     merged_into: str | None = None
     sentences_removed: int = 0
     compression: dict[str, object] | None = None
+
+
+class _DocumentSources:
+    """The admitted sources of one document that are still exact slices of it, in
+    document order.
+
+    Their spans never overlap or touch (a chunk that touches one merges with it), so
+    their ends are in order too, and the sources a chunk touches are one run of them,
+    found by bisection: a document cut into thousands of windows is not scanned for
+    every one of them.
+    """
+
+    __slots__ = ("drafts", "ends", "starts")
+
+    def __init__(self) -> None:
+        self.drafts: list[Draft] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def touching(self, start: int, end: int) -> tuple[int, int]:
+        """Where the run of sources that ``start``-``end`` overlaps or touches begins and ends
+        (equal when there is none: then it is where such a source would go)."""
+        return bisect_left(self.ends, start), bisect_right(self.starts, end)
+
+    def put(self, draft: Draft, run: tuple[int, int] | None = None) -> None:
+        """Add ``draft`` (which has a span), in place of the sources of ``run`` when given."""
+        assert draft.span is not None
+        _, start, end = draft.span
+        lo, hi = run if run is not None else self.touching(start, end)
+        self.drafts[lo:hi], self.starts[lo:hi], self.ends[lo:hi] = [draft], [start], [end]
 
 
 @dataclass(slots=True)
@@ -107,7 +138,7 @@ def admit(
     """
     out = Admission()
     ledger = Ledger(cache) if sentences else None
-    by_doc: dict[str, list[Draft]] = {}
+    by_doc: dict[str, _DocumentSources] = {}
     duplicate_of = duplicate_of or {}
     policy = policy or Policy()
     count = text_tokens
@@ -231,7 +262,7 @@ def admit(
         out.sources.append(draft)
         out.used += draft.cost
         if span is not None:
-            by_doc.setdefault(span[0], []).append(draft)
+            by_doc.setdefault(span[0], _DocumentSources()).put(draft)
         if ledger is not None:
             # the keys of a text kept as the ledger left it are known; a compressed one is split again
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
@@ -247,7 +278,7 @@ def admit(
 
 def _merge_neighbours(
     chunk: Chunk,
-    by_doc: dict[str, list[Draft]],
+    by_doc: dict[str, _DocumentSources],
     out: Admission,
     left: int,
     cost: CostFn,
@@ -260,8 +291,11 @@ def _merge_neighbours(
     big to merge); False when it has no neighbour and goes the ordinary way.
     """
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
-    drafts = by_doc.get(chunk.doc_id, [])
-    touching = [d for d in drafts if d.span and d.span[1] <= chunk.end and chunk.start <= d.span[2]]
+    sources = by_doc.get(chunk.doc_id)
+    if sources is None:
+        return False
+    run = sources.touching(chunk.start, chunk.end)
+    touching = sources.drafts[run[0] : run[1]]
     if not touching:
         return False
     for d in touching:
@@ -312,8 +346,7 @@ def _merge_neighbours(
     for d in touching:
         if d is not lead_draft:
             out.sources.remove(d)
-        by_doc[chunk.doc_id].remove(d)
-    by_doc[chunk.doc_id].append(merged)
+    sources.put(merged, run)
     out.used += extra
     if ledger is not None:
         ledger.record(text, lead_draft.lead.id)

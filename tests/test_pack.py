@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import satchel
 from satchel._pack import rank_candidates
 
@@ -127,6 +129,38 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
     assert r.entry("w1").merged_into == "w2" and r.entry("w1").kept
     assert r.entry("w2b").reason.startswith("duplicate: its text is already sent inside w2")
     assert 'chunk="w2, w1, w3"' in r.text
+
+
+def test_neighbours_merge_into_the_connected_runs_of_their_documents():
+    # Many random windows of two long documents, in random rank order: whatever the
+    # order, each document is sent as the runs its windows cover (overlapping or
+    # touching windows joined), every run once, verbatim, holding the windows in it.
+    rng = random.Random(7)
+    docs = {d: " ".join(f"{d}{k}" for k in range(3000)) for d in ("a", "b")}
+    chunks, spans = [], {}
+    for n in range(600):
+        doc = rng.choice("ab")
+        start = rng.randrange(len(docs[doc]) - 200)
+        end = start + rng.randrange(1, 200)
+        if not docs[doc][start:end].strip():
+            continue
+        cid = f"{doc}{n}"
+        spans[cid] = (doc, start, end)
+        chunks.append({"id": cid, "text": docs[doc][start:end], "doc_id": doc, "start": start, "end": end})
+    r = satchel.pack(chunks, "q?", dedupe=["neighbours"], context_window=10**6, reserve_answer=0)
+    expected = []  # the runs, by a sweep over the sorted windows
+    for doc, start, end in sorted(spans.values()):
+        if expected and expected[-1][0] == doc and start <= expected[-1][2]:
+            expected[-1][2] = max(expected[-1][2], end)
+        else:
+            expected.append([doc, start, end])
+    assert sorted(s.text for s in r.sources) == sorted(docs[d][a:b] for d, a, b in expected)
+    for source in r.sources:
+        doc, start, end = next(s for s in expected if docs[s[0]][s[1] : s[2]] == source.text)
+        assert all(start <= spans[i][1] and spans[i][2] <= end for i in source.ids)
+    covered = [e for e in r.manifest if e.reason.startswith("duplicate: its text is already sent inside")]
+    assert len(r.sources) + len(covered) < len(chunks)  # some merged, some covered, each reported
+    assert sum(len(s.ids) for s in r.sources) + len(covered) == len(chunks)
 
 
 def test_neighbour_merging_saves_tokens_against_separate_sources():
