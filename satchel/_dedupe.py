@@ -741,8 +741,8 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
-        self._words[key] = key.count(" ") + 1
-        if _is_key(key):
+        words = self._words[key] = key.count(" ") + 1
+        if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
             self._keys.add(key)
         return key
 
@@ -832,7 +832,7 @@ def _per_sentence(known: dict[str, _T], make: Callable[[str], _T], split: Split)
     return map(known.__getitem__, split.normal)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made for every candidate, and a frozen init costs 4x
 class Fresh:
     """What is left of a candidate after removing what was already sent."""
 

@@ -167,7 +167,7 @@ def compress(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made for every candidate, and a frozen init costs 4x
 class Fit:
     """How an item goes into the prompt, or why it cannot."""
 
