@@ -24,7 +24,9 @@ import base64
 import functools
 import gzip
 import hashlib
+import itertools
 import math
+import operator
 import os
 import queue
 import sys
@@ -178,6 +180,9 @@ class TiktokenTokenizer:
         work in another thread. A text holding the separator's own characters is
         counted alone.
         """
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) == len(texts) - 1:  # none holds it: the usual case, checked in C
+            return self._between_separators(joined) if texts else []
         counts = [0] * len(texts)
         batch = []
         for i, text in enumerate(texts):
@@ -204,7 +209,8 @@ class TiktokenTokenizer:
                 pass  # another tiktoken, or text tiktoken must repair first: the list path
             else:
                 if len(raw) % 4 == 0:
-                    return [n >> 2 for n in map(len, raw.split(self._separator_bytes))]
+                    lengths = map(len, raw.split(self._separator_bytes))
+                    return list(map(operator.rshift, lengths, itertools.repeat(2)))  # 4 bytes an id
         ids = self._encoding.encode(joined, allowed_special={_SEPARATOR}, disallowed_special=())
         separator, previous, counts = self._separator, -1, []
         for _ in range(ids.count(separator)):

@@ -206,6 +206,10 @@ def test_count_many_equals_counting_one_by_one(name):
     texts = SAMPLES + ["", "<|endoftext|>", "a<|endoftext|>b", "x\ud800y", "end.", "\n", " "] * 3
     assert tok.count_many(texts) == [tok.count(t) for t in texts]
     assert tok.count_many([]) == []
+    # none holding the separator (one native call), and texts whose ends would make one
+    # if the separator were looked for only inside the joined whole
+    for batch in ([t for t in texts if "<|" not in t], ["a<|endof", "text|>b"], ["<|endoftext|", ">"]):
+        assert tok.count_many(batch) == [tok.count(t) for t in batch]
 
 
 def test_prefetch_counts_in_the_background_and_fills_the_cache():
