@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._errors import InputError
+from ._records import maker
 
 __all__ = ["ROLES", "Chunk", "Priority", "as_chunks", "as_priority", "parse_date"]
 
@@ -110,7 +111,7 @@ class Chunk:
                 f"candidate {_short(dict(data))} has no {missing!r}; every candidate needs "
                 "'id' (unique string) and 'text'"
             )
-        return cls(**known)
+        return (_make_chunk if cls is Chunk else cls)(**known)
 
     def to_dict(self) -> dict[str, Any]:
         """The chunk as a JSON-ready dict, leaving out empty optional fields."""
@@ -131,6 +132,10 @@ class Chunk:
     def date(self) -> _dt.datetime | None:
         """``updated`` as a datetime (a bare date is midnight), for sorting."""
         return None if self.updated is None else parse_date(self.updated, self.id)
+
+
+#: Chunk.from_dict builds one per candidate dict: without a frozen init (see _records)
+_make_chunk = maker(Chunk)
 
 
 def _short(value: Any, limit: int = 60) -> str:

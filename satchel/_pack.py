@@ -22,6 +22,7 @@ from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
 from ._order import OrderFn, apply_order, check_order
+from ._records import maker
 from ._render import (
     DEFAULT_METADATA,
     DEFAULT_SYSTEM,
@@ -55,6 +56,9 @@ DEDUPE_STAGES = ("exact", "near", "neighbours", "sentences")
 _HISTORY_ROLES = ("system", "user", "assistant", "tool")
 #: each priority's name, for the manifest (an enum call and .name cost more than a lookup)
 _PRIORITY_NAMES = {p: p.name for p in Priority}
+#: one of each per candidate (and per source): built without a frozen init (see _records)
+_make_entry = maker(ManifestEntry)
+_make_source = maker(PackedSource)
 #: Tokenizers whose counting leaves no cycles (native code, or none)
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
@@ -363,7 +367,7 @@ class Packer:
             budget=budget,
             tokenizer=self._counter.name,
             sources=tuple(
-                PackedSource(
+                _make_source(
                     label=f"S{n}",
                     position=n,
                     ids=tuple(m.id for m in d.members),
@@ -682,7 +686,7 @@ class Packer:
             if stripped.get(chunk.id):
                 compression = {**(compression or {}), "boilerplate_stripped": stripped[chunk.id]}
             entries.append(
-                ManifestEntry(
+                _make_entry(
                     id=chunk.id,
                     status="kept" if placed is not None else "dropped",
                     reason=decision.reason,

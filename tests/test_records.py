@@ -1,0 +1,61 @@
+"""satchel._records.maker: the fast builder of frozen records gives the very objects the class would."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+import satchel
+from satchel import Chunk, ManifestEntry, PackedSource
+from satchel._errors import InputError
+from satchel._records import maker
+
+
+def test_made_records_are_the_frozen_class_itself():
+    make = maker(ManifestEntry)
+    values = {"id": "a", "status": "kept", "reason": "admitted", "stage": "admit", "tokens": 3, "rank": 1}
+    made, built = make(**values), ManifestEntry(**values)
+    assert type(made) is ManifestEntry
+    assert made == built and hash(made) == hash(built)  # defaults filled the same way
+    assert dataclasses.asdict(made) == dataclasses.asdict(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.status = "dropped"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(made)) == made
+    assert dataclasses.replace(made, rank=2).rank == 2
+
+
+def test_post_init_runs_on_made_chunks():
+    make = maker(Chunk)
+    chunk = make(id="c", text="Some text.", score=1, priority="high", updated="2024-05-01 ")
+    assert type(chunk) is Chunk and chunk == Chunk(
+        "c", "Some text.", score=1, priority="high", updated="2024-05-01"
+    )
+    assert isinstance(chunk.score, float) and chunk.priority is satchel.Priority.HIGH
+    with pytest.raises(InputError, match="text is empty"):
+        make(id="c", text="  ")
+    other = make(id="d", text="x")
+    assert other.metadata == {} and other.metadata is chunk.metadata  # the shared empty mapping
+
+
+def test_pack_hands_out_frozen_records():
+    result = satchel.pack([{"id": "a", "text": "One."}, {"id": "b", "text": "Two."}], "q?")
+    for record in (*result.manifest, *result.sources):
+        assert type(record) in (ManifestEntry, PackedSource)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, dataclasses.fields(record)[0].name, "x")
+
+
+def test_only_frozen_slots_dataclasses_are_made():
+    @dataclasses.dataclass(slots=True)
+    class Open:
+        x: int
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        x: int
+
+    for cls in (Open, NoSlots, int):
+        with pytest.raises(TypeError, match="not a frozen slots dataclass"):
+            maker(cls)
