@@ -181,8 +181,8 @@ class TiktokenTokenizer:
         counted alone.
         """
         joined = _SEPARATOR.join(texts)
-        if joined.count(_SEPARATOR) == len(texts) - 1:  # none holds it: the usual case, checked in C
-            return self._between_separators(joined) if texts else []
+        if joined.count(_SEPARATOR) == len(texts) - 1:  # only those put in: no text holds one (in C)
+            return self._between_separators(joined)
         counts = [0] * len(texts)
         batch = []
         for i, text in enumerate(texts):
