@@ -38,6 +38,7 @@ from typing import TypeVar, cast
 
 __all__ = [
     "NEGATION_PATTERN",
+    "NUMBER_WORD_PATTERN",
     "DedupeReport",
     "Ledger",
     "SentenceCache",
@@ -51,9 +52,25 @@ __all__ = [
 
 _NUMBERISH = re.compile(r"\S*\d\S*")
 #: Negations, as a regex: a detail that must never be merged or compressed away
-#: (shared with compression's protected sentences).
-NEGATION_PATTERN = r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b"
+#: (shared with compression's protected sentences). "non-" negates the word it opens.
+NEGATION_PATTERN = (
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b|\bnon-(?=\w)"
+)
 _NEGATION = re.compile(NEGATION_PATTERN, re.IGNORECASE)
+#: Numbers written as words ("thirty days", "the fifth", "twenty-one", "half the price"),
+#: as a regex: as much a detail as digits (shared with compression's protected sentences).
+NUMBER_WORD_PATTERN = (
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+    r"ninety|hundred|thousand|million|billion|trillion|dozen|half|quarter|once|twice|thrice|"
+    r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teenth|(?:twen|thir|for|fif|six|seven|eigh|nine)tieth|"
+    r"hundredth|thousandth|millionth|billionth)\b"
+)
+_NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
+#: Prefixes that turn a word into its opposite ("available" / "unavailable"): two texts
+#: that differ only there say opposite things.
+_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
 
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
 #: duplication; skipping them keeps candidate generation near-linear.
@@ -75,6 +92,7 @@ def _masked_words(text: str) -> list[str]:
     # (Names differ in one word only; in all but the shortest texts the
     # unmasked similarity already brings such pairs together.)
     text = _NUMBERISH.sub(" # ", text)
+    text = _NUMBER_WORD.sub(" # ", text)
     text = _NEGATION.sub(" ", text)
     return text.lower().split()
 
@@ -105,7 +123,25 @@ def _is_detail(word: str) -> bool:
 def _is_figure(word: str) -> bool:
     """A number, date or negation: a detail that a cut window cannot produce by chance."""
     core = word.strip(_PUNCT)
-    return any(ch.isdigit() for ch in core) or bool(_NEGATION.fullmatch(core)) or core.lower().endswith("n't")
+    return (
+        any(ch.isdigit() for ch in core)
+        or bool(_NUMBER_WORD.search(core))  # ("twenty-one" holds one)
+        or bool(_NEGATION.fullmatch(core))
+        or core.lower().endswith("n't")
+        or core.lower().startswith("non-")
+    )
+
+
+def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
+    """Whether a word on one side is a word of the other with a negating prefix
+    ("available" / "unavailable", "members" / "non-members")."""
+    plain_left = {w.strip(_PUNCT).lower() for w in left}
+    plain_right = {w.strip(_PUNCT).lower() for w in right}
+    for words, others in ((plain_left, plain_right), (plain_right, plain_left)):
+        for word in words:
+            if any(word.startswith(p) and word[len(p) :] in others for p in _NEGATING_PREFIXES):
+                return True
+    return False
 
 
 def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
@@ -219,7 +255,11 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             if judged == "detail":
                 return judged
             found = judged or found
-        elif any(map(_is_detail, left[i1:i2])) or any(map(_is_detail, right[j1:j2])):
+        elif (
+            any(map(_is_detail, left[i1:i2]))
+            or any(map(_is_detail, right[j1:j2]))
+            or _negated(left[i1:i2], right[j1:j2])
+        ):
             return "detail"
     return found
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._dedupe import NEGATION_PATTERN, split_sentences
+from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -41,6 +41,7 @@ _STOP = frozenset(
 _DETAIL = re.compile(
     r"\d"  # numbers, dates, units with a number, versions
     rf"|(?i:{NEGATION_PATTERN})"  # negations, in any case
+    rf"|(?i:{NUMBER_WORD_PATTERN})"  # numbers written as words
     r"|\b[A-Z]{2,}[-_]?\d*\b|\b\w+[-_]\d+\b"  # identifiers and codes
     r"|(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+",  # names not at a sentence start
 )

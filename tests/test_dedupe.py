@@ -36,6 +36,12 @@ def differs_in_details(a, b):
         ("The price is $2.99", "The price is $3.99", True),
         ("It costs $2.99", "It costs $3.99 plus tax and shipping", True),
         ("The price is $2.99", "The price is unknown", False),
+        # numbers in words, and words turned around by a prefix
+        ("Returns are accepted for thirty days.", "Returns are accepted for fourteen days.", True),
+        ("Returns are accepted for twenty-one days.", "Returns are accepted for twenty-two days.", True),
+        ("The lamp is available in every store.", "The lamp is unavailable in every store.", True),
+        ("Shipping is free for members here.", "Shipping is free for non-members here.", True),
+        ("Returns are accepted within the month.", "Returns are accepted after the month.", False),
         # one passage in two surroundings (nq2530: a passage, and a window whose text
         # the source wrote without a space after the first period)
         (

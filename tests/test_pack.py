@@ -114,6 +114,35 @@ def test_different_numbers_negations_or_names_are_conflicts_not_duplicates():
     assert "conflicts with" in r.trace()
 
 
+RETURNS = (
+    "Returns are simple. You can return any lamp within thirty days of delivery, as long as you keep "
+    "the receipt and the original box. We refund the full price within five business days after the "
+    "parcel reaches our warehouse, and the shipping label is free for members in every region we ship to."
+)
+
+
+def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
+    # One word changed in a long paragraph is a near-duplicate, unless it is a number
+    # (in digits or in words) or turns the statement around.
+    for old, new in [
+        ("thirty days", "fourteen days"),
+        ("five business", "ten business"),
+        ("the full price", "half the price"),
+        ("for members", "for non-members"),
+        ("thirty days", "30 days"),
+        ("is free", "is not free"),
+    ]:
+        r = satchel.pack([{"id": "A", "text": RETURNS}, {"id": "B", "text": RETURNS.replace(old, new)}], "q?")
+        assert r.entry("B").kept and r.entry("B").conflicts_with == ("A",), (old, new)
+    r = satchel.pack(
+        [{"id": "A", "text": RETURNS}, {"id": "B", "text": RETURNS.replace("delivery", "purchase")}], "q?"
+    )
+    assert r.entry("B").reason.startswith("duplicate: near-duplicate")  # other small edits still are
+    short = ["The warranty lasts two years for the lamp.", "The warranty lasts three years for the lamp."]
+    r = satchel.pack([{"id": f"w{n}", "text": t} for n, t in enumerate(short)], "q?")
+    assert r.entry("w0").conflicts_with == ("w1",)
+
+
 def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
     chunks = [
         window("w2", "It blinks", "the app."),

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import satchel
-from satchel._represent import GAP, compress
+from satchel._represent import GAP, compress, protected_spans
 from satchel._tokens import TiktokenTokenizer
 
 COUNT = TiktokenTokenizer("o200k_base").count
@@ -87,6 +87,13 @@ def test_supporting_over_its_cap_is_compressed_and_protected_details_survive():
     assert KEY in sent and "$3.99" in sent and "not available in Norway" in sent
     assert GAP.strip() in sent
     assert "compressed (extractive, over the supporting cap of 30)" in e.reason
+
+
+def test_numbers_in_words_and_non_words_are_protected_details():
+    question = "How long do returns take?"
+    text = "Returns take thirty days. The office is blue. Refunds go to non-members too."
+    assert protected_spans(text, question) == ["Returns take thirty days."]
+    assert protected_spans(text, "Who gets refunds?") == ["Refunds go to non-members too."]
 
 
 def test_without_compression_an_item_over_its_cap_is_dropped_with_a_reason():
