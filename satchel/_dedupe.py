@@ -480,8 +480,14 @@ def _near_duplicates(
                 continue  # a shifted window with words of its own: the ledger sends the new part
             # a shifted window inside the other differs only at its ends
             kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
+            # A shared passage in other surroundings is no duplicate: the sentence ledger
+            # sends the rest. Unless what the two share is not whole sentences of its own
+            # (one long sentence with another ending, a table, text without full stops):
+            # the ledger would then send it nearly whole, and it is judged as an edit.
             if kind == "surroundings":
-                continue  # a shared passage in other surroundings: the ledger sends the rest
+                if _ledger_strips(splits[j], splits[i], cache):
+                    continue
+                kind = None
             if kind is None:
                 if similarity >= near:
                     duplicate_of[i] = (j, round(similarity, 3))
@@ -489,6 +495,16 @@ def _near_duplicates(
                 continue
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
+
+
+def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:
+    """Whether the sentence ledger, once ``sent`` is sent, strips at least half the words of
+    ``new``: most of what the two share is whole sentences, which ``new`` then goes without."""
+    repeated = set(sent.keys).intersection(new.keys)
+    if not repeated:
+        return False
+    removed = sum(cache.word_count(n) for n in new.normal if n in repeated)
+    return 2 * removed >= cache.words(new)
 
 
 # --- sentences -----------------------------------------------------------------
@@ -785,6 +801,10 @@ class SentenceCache:
         if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
             self._keys.add(key)
         return key
+
+    def word_count(self, normal: str) -> int:
+        """How many words a normalised sentence of a text split here has."""
+        return self._words[normal]
 
     def words(self, split: Split) -> int:
         """How many words the text has (as ``len(split.key.split(" "))``), from its sentences."""

@@ -84,6 +84,35 @@ def test_contained_windows_are_duplicates_extended_ones_are_not_and_edits_confli
         assert i not in report.duplicate_of
 
 
+def test_a_shared_passage_the_ledger_cannot_take_out_is_judged_as_an_edit():
+    # One long sentence with another ending: the ledger, which removes whole sentences,
+    # would send the second nearly whole, so it is a near-duplicate like any small edit.
+    run_on = (
+        "the lamp pairs with the app over bluetooth and then switches to your home network so keep "
+        "the phone within a few metres of the lamp during setup and make sure the network uses the "
+        "slower band because the lamp cannot join the faster band and if pairing fails unplug the lamp "
+        "and try again from the start of the guide while the light blinks blue"
+    )
+    chunks = [{"id": "a", "text": run_on + " and then press add device."}]
+    chunks.append({"id": "b", "text": run_on + " and then tap the plus icon."})
+    assert satchel.pack(chunks, "q?").entry("b").reason.startswith("duplicate: near-duplicate")
+    # The same passage in sentences of its own is left to the ledger, which sends the rest.
+    split = (
+        run_on.replace(" so keep", ". So keep").replace(" and make", ". And make").replace(" and if", ". If")
+    )
+    chunks = [{"id": "a", "text": split + ". Then press add device."}]
+    chunks.append({"id": "b", "text": split + ". Then tap the plus icon."})
+    r = satchel.pack(chunks, "q?")
+    assert r.entry("b").kept and r.sources[1].text == "Then tap the plus icon."
+    # A window that runs on past the other's end is kept however its text is cut: the
+    # words it adds may be the answer.
+    words = paragraphs(1)[0].replace(".", "").split()
+    chunks = [{"id": "a", "text": " ".join(words[:100])}, {"id": "b", "text": " ".join(words[6:106])}]
+    assert satchel.pack(chunks, "q?").entry("b").kept
+    chunks[1]["text"] = " ".join(words[6:100])  # (without those words it is a duplicate)
+    assert satchel.pack(chunks, "q?").entry("b").reason.startswith("duplicate: near-duplicate")
+
+
 def test_an_extended_window_sends_only_its_new_part():
     base = "The lamp ships in May. It has three modes. The base is made of oak. Each mode is dimmable."
     longer = base + " A travel case is sold separately."
