@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
 from ._dedupe import Ledger, SentenceCache
-from ._errors import BudgetError
+from ._errors import BudgetError, InputError
 from ._represent import Compressor, fit
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
@@ -79,8 +79,13 @@ class _DocumentSources:
         return bisect_left(self.ends, start), bisect_right(self.starts, end)
 
     def put(self, draft: Draft, run: tuple[int, int] | None = None) -> None:
-        """Add ``draft`` (which has a span), in place of the sources of ``run`` when given."""
-        assert draft.span is not None
+        """Add ``draft``, in place of the sources of ``run`` when given; a draft that is no
+        longer a slice of the document (no span) only takes them out."""
+        if draft.span is None:
+            assert run is not None
+            lo, hi = run
+            del self.drafts[lo:hi], self.starts[lo:hi], self.ends[lo:hi]
+            return
         _, start, end = draft.span
         lo, hi = run if run is not None else self.touching(start, end)
         self.drafts[lo:hi], self.starts[lo:hi], self.ends[lo:hi] = [draft], [start], [end]
@@ -245,13 +250,12 @@ def admit(
             )
             continue
         span = None
-        if (
-            chunk.doc_id is not None
-            and chunk.start is not None
-            and not removed
-            and shaped.compression is None
-        ):
-            span = (chunk.doc_id, chunk.start, chunk.start + len(chunk.text))
+        if chunk.doc_id is not None and chunk.start is not None and shaped.compression is None:
+            # still a slice of its document (when the ledger took sentences only from its
+            # ends), so a neighbour can join it later
+            run = fresh.run if fresh is not None else (0, len(text))
+            if run is not None:
+                span = (chunk.doc_id, chunk.start + run[0], chunk.start + run[1])
         draft = Draft([chunk], shaped.text, position + 1, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
@@ -300,6 +304,7 @@ def _merge_neighbours(
         return False
     for d in touching:
         assert d.span is not None
+        _check_agrees(chunk.doc_id, d, chunk)
         if d.span[1] <= chunk.start and chunk.end <= d.span[2]:
             out.decisions[chunk.id] = Decision(
                 "dropped",
@@ -312,18 +317,29 @@ def _merge_neighbours(
     pieces = sorted(
         [(d.span[1], d.span[2], d.text) for d in touching if d.span] + [(chunk.start, chunk.end, chunk.text)]
     )
-    text, cursor = "", pieces[0][0]
+    text, first = "", pieces[0][0]
+    cursor = first
     for start, end, piece in pieces:
         if end <= cursor:
             continue
         text += piece[max(0, cursor - start) :]
         cursor = end
     lead_draft = min(touching, key=lambda d: d.rank)
+    span: tuple[str, int, int] | None = (chunk.doc_id, first, cursor)
+    removed = 0
+    if ledger is not None:
+        # What the chunk adds may hold sentences another source already sent; the
+        # sources it joins keep theirs (recorded under any of their members).
+        fresh = ledger.fresh(text, own={m.id for d in touching for m in d.members})
+        if fresh.sent_in:
+            removed, text, left_run = len(fresh.sent_in), fresh.text, fresh.run
+            # still a slice of the document if the sentences went from its ends
+            span = None if left_run is None else (chunk.doc_id, first + left_run[0], first + left_run[1])
     merged = Draft(
         [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk],
         text,
         lead_draft.rank,
-        (chunk.doc_id, pieces[0][0], cursor),
+        span,
         role=lead_draft.role,
     )
     old_cost = sum(d.cost for d in touching)
@@ -352,13 +368,31 @@ def _merge_neighbours(
         ledger.record(text, lead_draft.lead.id)
     for m in merged.members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
         out.decisions[m.id].merged_into = lead_draft.lead.id
+    without = f" without {removed} sentence(s) already sent" if removed else ""
     out.decisions[chunk.id] = Decision(
         "kept",
-        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once",
+        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once{without}",
         "dedupe",
         merged_into=lead_draft.lead.id,
+        sentences_removed=removed,
     )
     return True
+
+
+def _check_agrees(doc_id: str, draft: Draft, chunk: Chunk) -> None:
+    """Raise InputError if ``chunk`` and the admitted ``draft`` claim the same characters of
+    their document but hold different text there: merging would lose one of them."""
+    assert draft.span is not None and chunk.start is not None and chunk.end is not None
+    start, end = max(draft.span[1], chunk.start), min(draft.span[2], chunk.end)
+    if start >= end:
+        return  # they only touch
+    mine = chunk.text[start - chunk.start : end - chunk.start]
+    if draft.text[start - draft.span[1] : end - draft.span[1]] != mine:
+        raise InputError(
+            f"candidates {draft.lead.id!r} and {chunk.id!r} both claim characters {start}-{end} of "
+            f"document {doc_id!r} but hold different text there; give each chunk the start and end "
+            "of its own text in the document (or leave both out)"
+        )
 
 
 def drop_weakest(admission: Admission, over: int) -> None:

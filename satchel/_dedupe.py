@@ -32,7 +32,7 @@ import operator
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -918,6 +918,19 @@ class Fresh:
         gone = zip(itertools.compress(self.split.spans, self.seen), self.sent_in, strict=True)
         return tuple((self.original[s:e], where) for (s, e), where in gone)
 
+    @property
+    def run(self) -> tuple[int, int] | None:
+        """Where the text left lies in the text as it came, when it is one run of it
+        (only sentences at its ends were removed); else None."""
+        if self.split is None:
+            return (0, len(self.text))
+        kept = [k for k, where in enumerate(self.seen) if where is None]
+        if not kept or kept[-1] - kept[0] + 1 != len(kept):
+            return None
+        spans = self.split.spans
+        start, end = spans[kept[0]][0], spans[kept[-1]][1]
+        return (start, end) if self.original[start:end] == self.text else None
+
 
 def _key(sentence: str) -> str | None:
     key = normalise(sentence)
@@ -936,13 +949,18 @@ class Ledger:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
 
-    def fresh(self, text: str) -> Fresh:
-        """``text`` without sentences already sent; runs of kept sentences stay verbatim."""
+    def fresh(self, text: str, own: Collection[str] = ()) -> Fresh:
+        """``text`` without sentences already sent (but in the sources ``own``: the text
+        joins them); runs of kept sentences stay verbatim."""
         split = self._cache.split(text)
         sent = self._sent
         if not sent or sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
+        if own:
+            seen = [None if where in own else where for where in seen]
+            if not any(seen):
+                return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
+import pytest
+
 import satchel
+from satchel._dedupe import split_sentences
 from satchel._pack import rank_candidates
 
 DOC = "Plug in the lamp. It blinks blue when it is ready. Then open the app. Press Add device to pair it."
+
+
+def split_sentences_of(text):
+    return [text[s:e] for s, e in split_sentences(text)]
 
 
 def window(cid, a, b):
@@ -190,6 +198,56 @@ def test_neighbours_merge_into_the_connected_runs_of_their_documents():
     covered = [e for e in r.manifest if e.reason.startswith("duplicate: its text is already sent inside")]
     assert len(r.sources) + len(covered) < len(chunks)  # some merged, some covered, each reported
     assert sum(len(s.ids) for s in r.sources) + len(covered) == len(chunks)
+
+
+def test_neighbours_merge_around_sentences_another_source_already_sent():
+    # Seed 001's document in two overlapping windows, and its first sentence sent on its own
+    # from another document: in any rank order each sentence is sent once, and the two
+    # windows end up in one source.
+    n1 = {"id": "n1", "doc_id": "d", "start": 0, "end": 50, "text": DOC[0:50]}
+    n2 = {"id": "n2", "doc_id": "d", "start": 30, "end": len(DOC), "text": DOC[30:]}
+    x = {"id": "x", "doc_id": "other", "text": "Plug in the lamp."}
+    for order in itertools.permutations([n1, n2, x]):
+        r = satchel.pack(list(order), "q?")
+        prompt = r.messages[-1]["content"]
+        for sentence in split_sentences_of(DOC):
+            assert prompt.count(sentence) == 1, ([c["id"] for c in order], sentence)
+        assert any({"n1", "n2"} <= set(s.ids) for s in r.sources)
+    r = satchel.pack([n2, x, n1], "q?")
+    assert r.entry("n1").reason.endswith("without 1 sentence(s) already sent")
+    assert r.entry("n1").sentences_removed == 1
+
+
+def test_no_sentence_is_sent_twice_whatever_windows_merge():
+    rng = random.Random(11)
+    sentences = [f"Sentence number {k} holds the word w{k}." for k in range(40)]
+    doc = " ".join(sentences)
+    for _ in range(30):
+        chunks = []
+        for n in range(12):
+            a, b = sorted(rng.sample(range(len(doc) + 1), 2))
+            if doc[a:b].strip():
+                chunks.append({"id": f"w{n}", "doc_id": "d", "start": a, "end": b, "text": doc[a:b]})
+        chunks += [{"id": f"x{n}", "text": rng.choice(sentences)} for n in range(6)]
+        chunks = list({c["text"]: c for c in chunks}.values())  # (exact copies are another stage)
+        rng.shuffle(chunks)
+        r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0)
+        prompt = r.messages[-1]["content"]
+        assert all(prompt.count(s) <= 1 for s in sentences)
+        for source in r.sources:  # what a merged source sends is the document's own text
+            if len(source.ids) > 1:
+                assert all(piece in doc for piece in split_sentences_of(source.text))
+        assert any(len(s.ids) > 1 for s in r.sources)
+
+
+def test_neighbours_that_disagree_on_their_shared_characters_are_refused():
+    a = {"id": "a", "doc_id": "d", "start": 0, "end": 30, "text": "The fee is $5 for all members."}
+    b = {"id": "b", "doc_id": "d", "start": 20, "end": 50, "text": "XXXXXXXXXX refunds take 9 days"}
+    with pytest.raises(satchel.InputError, match="'a' and 'b' both claim characters 20-30 of document 'd'"):
+        satchel.pack([a, b], "q?")
+    inside = {"id": "c", "doc_id": "d", "start": 4, "end": 7, "text": "XYZ"}
+    with pytest.raises(satchel.InputError, match="characters 4-7"):
+        satchel.pack([a, inside], "q?")
 
 
 def test_neighbour_merging_saves_tokens_against_separate_sources():
