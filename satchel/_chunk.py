@@ -299,10 +299,10 @@ def as_priority(value: Any, cid: str) -> Priority:
 
 def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, ...]:
     """Turn candidates (chunks or dicts) into chunks and check that ids are unique."""
-    if isinstance(candidates, (str, bytes, Mapping)):
+    if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
         raise InputError(
             f"candidates must be a list of chunks or dicts, got {type(candidates).__name__}; "
-            "wrap a single chunk in a list"
+            "wrap a single chunk in a list (an empty list packs no sources)"
         )
     chunks = tuple(c if isinstance(c, Chunk) else Chunk.from_dict(c) for c in candidates)
     seen: set[str] = set()

@@ -55,6 +55,7 @@ _REGISTRY: dict[str, ModelProfile] = {
         _openai("gpt-5-nano", 400_000),
         _openai("o1", 200_000),
         _openai("o1-mini", 128_000),
+        _openai("o1-preview", 128_000),
         _openai("o3", 200_000),
         _openai("o3-mini", 200_000),
         _openai("o4-mini", 200_000),

@@ -8,7 +8,7 @@ are given afterwards, by position, so they always read top to bottom.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from ._errors import ConfigError
@@ -86,7 +86,13 @@ def apply_order(spec: str | OrderFn, ranked: Sequence[T]) -> list[T]:
     """
     check_order(spec)
     fn = spec if callable(spec) else ORDERS[spec]
-    out = list(fn(list(ranked)))
+    returned = fn(list(ranked))
+    if isinstance(returned, (str, bytes)) or not isinstance(returned, Iterable):
+        raise ConfigError(
+            f"order {getattr(fn, '__name__', fn)!r} returned {type(returned).__name__}; it must "
+            "return the admitted sources it was given, each once, in prompt order (a list)"
+        )
+    out = list(returned)
     if len(out) != len(ranked) or {id(x) for x in out} != {id(x) for x in ranked}:
         raise ConfigError(
             f"order {getattr(fn, '__name__', fn)!r} must return each admitted source exactly once; "

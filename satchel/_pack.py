@@ -730,6 +730,13 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
     check_utf8(question, "question")
     check_utf8(system, "system")
     messages = []
+    if history is not None and (
+        isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Iterable)
+    ):
+        raise InputError(
+            f"history must be a list of messages, got {type(history).__name__} {history!r:.60}; "
+            "pass e.g. [{'role': 'user', 'content': '...'}] (or leave it out)"
+        )
     for i, m in enumerate(history or ()):
         if (
             not isinstance(m, Mapping)

@@ -261,7 +261,14 @@ class CallableTokenizer:
         self.exact = exact
 
     def count(self, text: str) -> int:
-        n = self._fn(text)
+        try:
+            n = self._fn(text)
+        except Exception as exc:  # the caller's code: named, and kept as the cause
+            raise TokenizerError(
+                f"tokenizer {self.name!r} failed on a text of {len(text)} characters "
+                f"({type(exc).__name__}: {exc}); fix the counting function, or pass a model or "
+                "tokenizer.json Satchel counts itself"
+            ) from exc
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TokenizerError(
                 f"tokenizer {self.name!r} returned {n!r} for a text; a token counter must "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import satchel
-from satchel import BudgetError, ConfigError, InputError, PackError, UnknownModelError
+from satchel import BudgetError, ConfigError, InputError, PackError, TokenizerError, UnknownModelError
 
 OK = {"id": "a", "text": "Some text."}
 
@@ -33,6 +33,8 @@ OK = {"id": "a", "text": "Some text."}
         ([{"text": "no id"}], "no 'id'"),
         (["just a string"], "must be a satchel.Chunk or a dict"),
         ({"id": "a", "text": "x"}, "list of chunks"),
+        (None, "list of chunks or dicts, got NoneType"),
+        (5, "got int"),
         # a lone surrogate (JSON "\ud800") cannot be sent, logged or hashed as UTF-8
         ([{"id": "a", "text": "Caf\ud800 open."}], r"text holds a lone surrogate '\\ud800' at character 3"),
         ([{"id": "a\udfff", "text": "x"}], "candidate id .* holds a lone surrogate"),
@@ -60,6 +62,8 @@ def test_bad_candidates(candidates, match):
         ({"tokenizer": "gpt2"}, ConfigError, "tokenizer='gpt2'"),
         ({"metadata": ["title", 'x"y']}, ConfigError, "cannot be an attribute"),
         ({"colour": "blue"}, ConfigError, "unknown option"),
+        ({"order": lambda sources: None}, ConfigError, "order '<lambda>' returned NoneType; it must return"),
+        ({"tokenizer": lambda text: 1 / 0}, TokenizerError, r"failed on a text .*ZeroDivisionError"),
     ],
 )
 def test_bad_options(options, error, match):
@@ -84,6 +88,11 @@ def test_bad_question_history_and_system():
         satchel.pack([OK], "q?", history=[{"role": "robot", "content": "hi"}])
     with pytest.raises(InputError, match="system must be a string"):
         satchel.pack([OK], "q?", system=["x"])
+    for history in ("hello", {"role": "user", "content": "hi"}):
+        with pytest.raises(
+            InputError, match=f"history must be a list of messages, got {type(history).__name__}"
+        ):
+            satchel.pack([OK], "q?", history=history)
 
 
 def test_critical_candidate_that_cannot_fit_raises():
