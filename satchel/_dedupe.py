@@ -924,12 +924,18 @@ class Fresh:
         (only sentences at its ends were removed); else None."""
         if self.split is None:
             return (0, len(self.text))
-        kept = [k for k, where in enumerate(self.seen) if where is None]
-        if not kept or kept[-1] - kept[0] + 1 != len(kept):
+        seen, kept = self.seen, self.seen.count(None)
+        if not kept:
             return None
-        spans = self.split.spans
-        start, end = spans[kept[0]][0], spans[kept[-1]][1]
-        return (start, end) if self.original[start:end] == self.text else None
+        first, last = seen.index(None), len(seen) - 1 - seen[::-1].index(None)
+        if last - first + 1 != kept:
+            return None  # a sentence was taken from between two kept ones
+        # One run, cut as it stood: found by a search in C where it occurs once (a
+        # repeated one is placed by its sentences' spans).
+        start = self.original.find(self.text)
+        if self.original.find(self.text, start + 1) != -1:
+            start = self.split.spans[first][0]
+        return start, start + len(self.text)
 
 
 def _key(sentence: str) -> str | None:
