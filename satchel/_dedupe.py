@@ -123,20 +123,21 @@ def _is_detail(word: str) -> bool:
 def _is_figure(word: str) -> bool:
     """A number, date or negation: a detail that a cut window cannot produce by chance."""
     core = word.strip(_PUNCT)
+    lower = core.lower()
     return (
         any(ch.isdigit() for ch in core)
         or bool(_NUMBER_WORD.search(core))  # ("twenty-one" holds one)
         or bool(_NEGATION.fullmatch(core))
-        or core.lower().endswith("n't")
-        or core.lower().startswith("non-")
+        or lower.endswith("n't")
+        or lower.startswith("non-")
     )
 
 
 def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
     """Whether a word on one side is a word of the other with a negating prefix
     ("available" / "unavailable", "members" / "non-members")."""
-    plain_left = {w.strip(_PUNCT).lower() for w in left}
-    plain_right = {w.strip(_PUNCT).lower() for w in right}
+    plain_left = {w.strip(_PUNCT).lower() for w in left} - {""}
+    plain_right = {w.strip(_PUNCT).lower() for w in right} - {""}
     for words, others in ((plain_left, plain_right), (plain_right, plain_left)):
         for word in words:
             if any(word.startswith(p) and word[len(p) :] in others for p in _NEGATING_PREFIXES):
@@ -933,6 +934,8 @@ class Fresh:
         # One run, cut as it stood: found by a search in C where it occurs once (a
         # repeated one is placed by its sentences' spans).
         start = self.original.find(self.text)
+        if start < 0:
+            return None
         if self.original.find(self.text, start + 1) != -1:
             start = self.split.spans[first][0]
         return start, start + len(self.text)
