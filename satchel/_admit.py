@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
 from ._dedupe import Ledger, SentenceCache
-from ._errors import BudgetError, InputError
+from ._errors import BudgetError
 from ._represent import Compressor, fit
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
@@ -189,10 +189,12 @@ def admit(
                 )
                 continue
         left = budget - out.used
+        stale: str | None = None  # an admitted source that holds other text at this chunk's place
         if neighbours and chunk.doc_id is not None and chunk.start is not None:
             merged = _merge_neighbours(chunk, by_doc, out, left, cost, ledger, critical)
-            if merged:
+            if merged is True:
                 continue
+            stale = merged or None
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
             out.decisions[chunk.id] = Decision(
@@ -250,7 +252,7 @@ def admit(
             )
             continue
         span = None
-        if chunk.doc_id is not None and chunk.start is not None and shaped.compression is None:
+        if chunk.doc_id is not None and chunk.start is not None and shaped.compression is None and not stale:
             # still a slice of its document (when the ledger took sentences only from its
             # ends), so a neighbour can join it later
             run = fresh.run if fresh is not None else (0, len(text))
@@ -274,6 +276,11 @@ def admit(
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:
             reason += f" without {removed} sentence(s) already sent"
+        if stale:
+            reason += (
+                f"; not merged with {stale}, which holds other text at the same characters of "
+                f"document {chunk.doc_id!r} (another version of it?)"
+            )
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
@@ -288,11 +295,14 @@ def _merge_neighbours(
     cost: CostFn,
     ledger: Ledger | None,
     critical: bool,
-) -> bool:
+) -> bool | str:
     """Merge ``chunk`` into admitted sources of its document that it overlaps or touches.
 
     Returns True when the chunk has been decided here (merged, covered, or too
-    big to merge); False when it has no neighbour and goes the ordinary way.
+    big to merge); False when it has no neighbour and goes the ordinary way; the
+    id of an admitted source that claims some of the same characters but holds
+    other text there (two versions of a document under one id, say): then the
+    chunk is no neighbour of any, and goes the ordinary way, judged by its text.
     """
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     sources = by_doc.get(chunk.doc_id)
@@ -303,8 +313,10 @@ def _merge_neighbours(
     if not touching:
         return False
     for d in touching:
+        if not _agrees(d, chunk):
+            return d.lead.id
+    for d in touching:
         assert d.span is not None
-        _check_agrees(chunk.doc_id, d, chunk)
         if d.span[1] <= chunk.start and chunk.end <= d.span[2]:
             out.decisions[chunk.id] = Decision(
                 "dropped",
@@ -379,20 +391,13 @@ def _merge_neighbours(
     return True
 
 
-def _check_agrees(doc_id: str, draft: Draft, chunk: Chunk) -> None:
-    """Raise InputError if ``chunk`` and the admitted ``draft`` claim the same characters of
-    their document but hold different text there: merging would lose one of them."""
+def _agrees(draft: Draft, chunk: Chunk) -> bool:
+    """Whether ``chunk`` holds the same text as the admitted ``draft`` where both claim the
+    same characters of their document (merging two that do not would lose one text)."""
     assert draft.span is not None and chunk.start is not None and chunk.end is not None
     start, end = max(draft.span[1], chunk.start), min(draft.span[2], chunk.end)
-    if start >= end:
-        return  # they only touch
     mine = chunk.text[start - chunk.start : end - chunk.start]
-    if draft.text[start - draft.span[1] : end - draft.span[1]] != mine:
-        raise InputError(
-            f"candidates {draft.lead.id!r} and {chunk.id!r} both claim characters {start}-{end} of "
-            f"document {doc_id!r} but hold different text there; give each chunk the start and end "
-            "of its own text in the document (or leave both out)"
-        )
+    return start >= end or draft.text[start - draft.span[1] : end - draft.span[1]] == mine
 
 
 def drop_weakest(admission: Admission, over: int) -> None:

@@ -396,8 +396,14 @@ def find_duplicates(
     exact: bool = True,
     near: float | None = 0.8,
     sentences: SentenceCache | None = None,
+    places: Sequence[Place | None] | None = None,
 ) -> DedupeReport:
-    """Find exact copies, near-duplicates and conflicts among ``texts`` (best-ranked first)."""
+    """Find exact copies, near-duplicates and conflicts among ``texts`` (best-ranked first).
+
+    ``places`` gives each text's (document id, start, end) where known: two windows of
+    one document that overlap or touch, and agree where they overlap, are no
+    near-duplicates of each other; neighbour merging sends them once.
+    """
     duplicate_of: dict[int, tuple[int, float]] = {}
     conflicts: dict[int, list[int]] = {}
     cache = sentences if sentences is not None else SentenceCache()
@@ -410,7 +416,7 @@ def find_duplicates(
             else:
                 first[key] = i
     if near is not None:
-        _near_duplicates(texts, splits, cache, near, duplicate_of, conflicts)
+        _near_duplicates(texts, splits, cache, near, duplicate_of, conflicts, places)
     # A candidate that duplicates another cannot also conflict with it.
     final = {
         i: tuple(sorted({j for j in js if j not in duplicate_of}))
@@ -427,6 +433,7 @@ def _near_duplicates(
     near: float,
     duplicate_of: dict[int, tuple[int, float]],
     conflicts: dict[int, list[int]],
+    places: Sequence[Place | None] | None = None,
 ) -> None:
     postings: dict[int, list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word (see _plain_words)
@@ -472,6 +479,8 @@ def _near_duplicates(
             # apart are merely related (overlapping windows, say), not conflicting.
             if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
                 continue
+            if places is not None and _neighbours(places[i], places[j], text, texts[j]):
+                continue  # one document's windows: neighbour merging sends them once
             for k in (i, j):  # each text's plain words, from its sentences' (cut once each)
                 if texts[k] not in plain:
                     plain[texts[k]] = cache.plain_words(splits[k])
@@ -496,6 +505,19 @@ def _near_duplicates(
                 continue
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
+
+
+#: (document id, start, end): where a text lies in its document
+Place = tuple[str, int, int]
+
+
+def _neighbours(a: Place | None, b: Place | None, text_a: str, text_b: str) -> bool:
+    """Whether texts at places ``a`` and ``b`` are windows of one document that overlap or
+    touch and hold the same text where they overlap."""
+    if a is None or b is None or a[0] != b[0] or a[2] < b[1] or b[2] < a[1]:
+        return False
+    start, end = max(a[1], b[1]), min(a[2], b[2])
+    return text_a[start - a[1] : end - a[1]] == text_b[start - b[1] : end - b[1]]
 
 
 def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:

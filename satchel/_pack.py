@@ -433,11 +433,20 @@ class Packer:
         """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
         if not self._stages & {"exact", "near"}:
             return DedupeReport()
+        places = None
+        if "neighbours" in self._stages:  # (one document's windows are left to neighbour merging)
+            places = [
+                (c.doc_id, c.start, c.end)
+                if c.doc_id is not None and c.start is not None and c.end is not None
+                else None
+                for c in retrieval
+            ]
         return find_duplicates(
             [c.text for c in retrieval],
             exact="exact" in self._stages,
             near=self.near_duplicate if "near" in self._stages else None,
             sentences=sentences,
+            places=places,
         )
 
     def _strip_boilerplate(
