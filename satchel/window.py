@@ -69,6 +69,11 @@ class ContextWindow:
         block_id = id if id is not None else f"block_{len(self._blocks)}"
         if any(b.id == block_id for b in self._blocks):
             raise InputError(f"block id {block_id!r} is already used; give each block a unique id")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(
+                f"block {block_id!r}: text must be a non-empty string, got {text!r:.40}; "
+                "leave empty blocks out (they would only cost a separator)"
+            )
         level = as_priority(priority, block_id)
         self._blocks.append(Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks)))
 

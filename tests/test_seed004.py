@@ -84,3 +84,6 @@ def test_errors_name_the_fix():
         window.assemble(max_tokens=0)
     with pytest.raises(satchel.InputError, match="priority"):
         window.add_block("c", "urgent", "y")
+    for empty in ("", "  \n", None):
+        with pytest.raises(satchel.InputError, match="block 'z': text must be a non-empty string"):
+            window.add_block(empty, Priority.LOW, "z")  # type: ignore[arg-type]
