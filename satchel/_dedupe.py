@@ -505,6 +505,17 @@ def _near_duplicates(
                 continue
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
+        if i in duplicate_of:
+            # Only texts that may be sent are compared with later ones, so a duplicate
+            # leaves the index again (it went in last under each of its entries): a
+            # thousand copies of one text leave one text there, not a thousand (past
+            # _POSTING_CAP, which would hide the copies from each other).
+            for sh in sketch:
+                posting = postings[sh]
+                if len(posting) == 1:
+                    del postings[sh]
+                else:
+                    posting.pop()
 
 
 #: (document id, start, end): where a text lies in its document

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import string
 
 import pytest
 
@@ -111,6 +112,19 @@ def test_a_shared_passage_the_ledger_cannot_take_out_is_judged_as_an_edit():
     assert satchel.pack(chunks, "q?").entry("b").kept
     chunks[1]["text"] = " ".join(words[6:100])  # (without those words it is a duplicate)
     assert satchel.pack(chunks, "q?").entry("b").reason.startswith("duplicate: near-duplicate")
+
+
+def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
+    # Every copy shares most of its sketch with all the others; only the first, which
+    # may be sent, is compared with the later ones, so the copies do not pile up past
+    # the posting cap and hide from each other.
+    rng = random.Random(1)
+    vocab = ["".join(rng.choice(string.ascii_lowercase) for _ in range(5)) for _ in range(300)]
+    base = " ".join(rng.choice(vocab) for _ in range(180))
+    texts = [f"{base} {' '.join(rng.choice(vocab) for _ in range(4))}." for _ in range(300)]
+    report = find_duplicates(texts)
+    assert set(report.duplicate_of) == set(range(1, 300))
+    assert {j for j, _ in report.duplicate_of.values()} == {0}
 
 
 def test_an_extended_window_sends_only_its_new_part():
