@@ -343,7 +343,21 @@ def _merge_neighbours(
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).
         fresh = ledger.fresh(text, own={m.id for d in touching for m in d.members})
+        if fresh.sent_in and not fresh.text:
+            # Every sentence of the union was sent elsewhere (a source here held only a
+            # piece of one): the chunk brings nothing new, and the sources stay as they are.
+            where = sorted(set(fresh.sent_in))
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"duplicate: all it adds to {lead_draft.lead.id} was already sent (in {', '.join(where)})",
+                "dedupe",
+                duplicate_of=where[0],
+                sentences_removed=len(fresh.sent_in),
+            )
+            return True
         if fresh.sent_in:
+            # (a sentence sent elsewhere may take a piece of a source with it: that piece
+            # was sent there too)
             removed, text, left_run = len(fresh.sent_in), fresh.text, fresh.run
             # still a slice of the document if the sentences went from its ends
             span = None if left_run is None else (chunk.doc_id, first + left_run[0], first + left_run[1])

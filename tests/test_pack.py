@@ -8,6 +8,7 @@ import random
 import satchel
 from satchel._dedupe import split_sentences
 from satchel._pack import rank_candidates
+from satchel._tokens import TiktokenTokenizer
 
 DOC = "Plug in the lamp. It blinks blue when it is ready. Then open the app. Press Add device to pair it."
 
@@ -214,6 +215,21 @@ def test_neighbours_merge_around_sentences_another_source_already_sent():
     r = satchel.pack([n2, x, n1], "q?")
     assert r.entry("n1").reason.endswith("without 1 sentence(s) already sent")
     assert r.entry("n1").sentences_removed == 1
+
+
+def test_a_neighbour_that_brings_nothing_new_leaves_its_source_as_it_was():
+    # (found by the property test) w0 holds only a quote mark; x0 already sent the one
+    # sentence that w0 and w2 make together: w2 adds nothing, and no empty source is left.
+    chunks = [
+        {"id": "w0", "text": '"', "doc_id": "d", "start": 0, "end": 1},
+        {"id": "x0", "text": '"A. B. Smith sent it. 日本'},
+        {"id": "w2", "text": "A. B. Smith sent it. 日本", "doc_id": "d", "start": 1, "end": 24},
+    ]
+    r = satchel.pack(chunks, "q?")
+    assert [s.text for s in r.sources] == ['"', '"A. B. Smith sent it. 日本']
+    assert r.entry("w2").reason == "duplicate: all it adds to w0 was already sent (in x0)"
+    tok = TiktokenTokenizer("o200k_base")
+    assert sum(tok.count(m["content"]) for m in r.messages) + r.tokens.framing == r.tokens.prompt
 
 
 def test_no_sentence_is_sent_twice_whatever_windows_merge():

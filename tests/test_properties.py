@@ -95,6 +95,39 @@ def _user(result):
 )
 @given(candidates(), texts, options)
 def test_invariants(chunks, question, opts):
+    check_invariants(chunks, question, opts)
+
+
+@st.composite
+def windows_of_one_document(draw):
+    """Overlapping and touching windows of one document (with offsets), sentences of it
+    sent on their own from elsewhere, and other candidates, in any order."""
+    doc = draw(st.lists(pieces, min_size=3, max_size=16).map("".join).filter(lambda t: t.strip()))
+    out = []
+    for n in range(draw(st.integers(1, 6))):
+        a = draw(st.integers(0, len(doc) - 1))
+        b = draw(st.integers(a + 1, len(doc)))
+        if doc[a:b].strip():
+            out.append({"id": f"w{n}", "text": doc[a:b], "doc_id": "d", "start": a, "end": b})
+    sentences = [doc[a:b] for a, b in satchel.split_sentences(doc)]
+    for n in range(draw(st.integers(0, 3))):
+        out.append({"id": f"x{n}", "text": draw(st.sampled_from(sentences))})
+    out += draw(candidates())
+    return doc, draw(st.permutations(out))
+
+
+@settings(
+    max_examples=int(__import__("os").environ.get("SATCHEL_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(windows_of_one_document(), texts, options)
+def test_invariants_with_windows_of_one_document(drawn, question, opts):
+    doc, chunks = drawn
+    check_invariants(chunks, question, opts, document=doc)
+
+
+def check_invariants(chunks, question, opts, document=None):
     result = satchel.pack(chunks, question, **opts)
     # within budget, counted again from scratch with the model's tokenizer
     recount = sum(O200K.count(m["content"]) for m in result.messages) + result.tokens.framing
@@ -125,6 +158,8 @@ def test_invariants(chunks, question, opts):
         assert satchel.unescape(text) == source.text
         assert satchel.unescape(chunk_attr) == ", ".join(source.ids)
         originals = [c["text"] for c in chunks if c["id"] in source.ids]
+        if len(source.ids) > 1:  # neighbours merged: sentences may span two of them
+            originals.append(document)
         for start, end in satchel.split_sentences(source.text):
             assert any(source.text[start:end] in o for o in originals)
     # deterministic
