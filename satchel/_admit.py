@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
-from ._dedupe import Ledger, SentenceCache
+from ._dedupe import Fresh, Ledger, SentenceCache
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
@@ -213,14 +213,7 @@ def admit(
             continue
         fresh = ledger.fresh(chunk.text) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
-            where = sorted(set(fresh.sent_in))
-            out.decisions[chunk.id] = Decision(
-                "dropped",
-                f"duplicate: every sentence was already sent (in {', '.join(where)})",
-                "dedupe",
-                duplicate_of=where[0],
-                sentences_removed=len(fresh.sent_in),
-            )
+            out.decisions[chunk.id] = _already_sent(fresh, "every sentence")
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = len(fresh.sent_in) if fresh is not None else 0
@@ -346,14 +339,7 @@ def _merge_neighbours(
         if fresh.sent_in and not fresh.text:
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
-            where = sorted(set(fresh.sent_in))
-            out.decisions[chunk.id] = Decision(
-                "dropped",
-                f"duplicate: all it adds to {lead_draft.lead.id} was already sent (in {', '.join(where)})",
-                "dedupe",
-                duplicate_of=where[0],
-                sentences_removed=len(fresh.sent_in),
-            )
+            out.decisions[chunk.id] = _already_sent(fresh, f"all it adds to {lead_draft.lead.id}")
             return True
         if fresh.sent_in:
             # (a sentence sent elsewhere may take a piece of a source with it: that piece
@@ -403,6 +389,18 @@ def _merge_neighbours(
         sentences_removed=removed,
     )
     return True
+
+
+def _already_sent(fresh: Fresh, what: str) -> Decision:
+    """A chunk dropped because ``what`` of it (every sentence, all it adds) was already sent."""
+    where = sorted(set(fresh.sent_in))
+    return Decision(
+        "dropped",
+        f"duplicate: {what} was already sent (in {', '.join(where)})",
+        "dedupe",
+        duplicate_of=where[0],
+        sentences_removed=len(fresh.sent_in),
+    )
 
 
 def _agrees(draft: Draft, chunk: Chunk) -> bool:

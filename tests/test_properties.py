@@ -79,6 +79,13 @@ options = st.fixed_dictionaries(
     }
 )
 
+#: settings of the property tests that pack (SATCHEL_EXAMPLES=1500 for a longer run)
+PACK_EXAMPLES = settings(
+    max_examples=int(__import__("os").environ.get("SATCHEL_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
 SOURCE = re.compile(
     r'<source_(\d+) id="S(\d+)" chunk="([^"]*)"(?: [a-z._-]+="[^"]*")*>\n([^<>]*)\n</source_(\d+)>'
 )
@@ -88,11 +95,7 @@ def _user(result):
     return result.messages[-1]["content"]
 
 
-@settings(
-    max_examples=int(__import__("os").environ.get("SATCHEL_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@PACK_EXAMPLES
 @given(candidates(), texts, options)
 def test_invariants(chunks, question, opts):
     check_invariants(chunks, question, opts)
@@ -116,11 +119,7 @@ def windows_of_one_document(draw):
     return doc, draw(st.permutations(out))
 
 
-@settings(
-    max_examples=int(__import__("os").environ.get("SATCHEL_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@PACK_EXAMPLES
 @given(windows_of_one_document(), texts, options)
 def test_invariants_with_windows_of_one_document(drawn, question, opts):
     doc, chunks = drawn
