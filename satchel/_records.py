@@ -1,7 +1,7 @@
 """Faster construction of Satchel's frozen records (chunks, manifest entries, sources).
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, to
-get past its own ``__setattr__``, which raises. That costs about three times a plain
+get past its own ``__setattr__``, which raises. That costs about four times a plain
 attribute store, and pack builds a chunk and a manifest entry for every candidate:
 a few percent of a pack over thousands of candidates. :func:`maker` builds the same
 objects from an unfrozen twin instead.
@@ -31,6 +31,10 @@ def maker(cls: type[T]) -> Callable[..., T]:
         raise TypeError(f"{cls.__name__} is not a frozen slots dataclass")
     specs: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]  # (checked above)
+        if not f.init or f.kw_only:
+            raise TypeError(
+                f"{cls.__name__}.{f.name} is not a plain init field; build it with {cls.__name__}()"
+            )
         if f.default is not dataclasses.MISSING:
             specs.append((f.name, f.type, dataclasses.field(default=f.default)))
         elif f.default_factory is not dataclasses.MISSING:

@@ -59,3 +59,11 @@ def test_only_frozen_slots_dataclasses_are_made():
     for cls in (Open, NoSlots, int):
         with pytest.raises(TypeError, match="not a frozen slots dataclass"):
             maker(cls)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived:
+        x: int
+        y: int = dataclasses.field(init=False, default=0)
+
+    with pytest.raises(TypeError, match="Derived.y is not a plain init field"):
+        maker(Derived)
