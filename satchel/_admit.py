@@ -136,10 +136,12 @@ def admit(
     max_chunk_tokens: int | None = None,
     policy: Policy | None = None,
     cache: SentenceCache | None = None,
+    names: tuple[str, str] = ("candidate", "source budget"),
 ) -> Admission:
     """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens.
 
-    ``cache`` holds texts already split into sentences (by the first dedupe pass).
+    ``cache`` holds texts already split into sentences (by the first dedupe pass);
+    ``names`` are what errors call an item and the budget.
     """
     out = Admission()
     ledger = Ledger(cache) if sentences else None
@@ -232,9 +234,10 @@ def admit(
         if shaped.text is None:
             full_cost = overhead + count(text)
             if critical:
+                item, budget_name = names
                 raise BudgetError(
-                    f"CRITICAL candidate {chunk.id!r} needs {full_cost} tokens but only {left} "
-                    f"of the {budget}-token source budget are left; shorten it, raise the "
+                    f"CRITICAL {item} {chunk.id!r} needs {full_cost} tokens but only {left} "
+                    f"of the {budget}-token {budget_name} are left; shorten it, raise the "
                     "budget, or lower its priority"
                 )
             out.decisions[chunk.id] = Decision(

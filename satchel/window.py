@@ -103,6 +103,7 @@ class ContextWindow:
             sentences=False,
             neighbours=False,
             text_tokens=count,
+            names=("block", "budget (max_tokens)"),
         )
         while True:
             included = [b for b in self._blocks if _kept(admission, b.id)]

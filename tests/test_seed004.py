@@ -69,7 +69,8 @@ def test_lower_priority_is_dropped_first():
 def test_critical_that_cannot_fit_raises():
     window = ContextWindow("gpt-4o")
     window.add_block(" system" * 50, Priority.CRITICAL, "system")
-    with pytest.raises(satchel.BudgetError, match="CRITICAL"):
+    words = r"CRITICAL block 'system' needs \d+ tokens but only 20 of the 20-token budget \(max_tokens\)"
+    with pytest.raises(satchel.BudgetError, match=words):
         window.assemble(max_tokens=20)
 
 
