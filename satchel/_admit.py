@@ -263,7 +263,7 @@ def admit(
             continue
         out.sources.append(draft)
         out.used += draft.cost
-        if span is not None:
+        if span is not None and neighbours:  # (the index is only for merging neighbours)
             by_doc.setdefault(span[0], _DocumentSources()).put(draft)
         if ledger is not None:
             # the keys of a text kept as the ledger left it are known; a compressed one is split again
