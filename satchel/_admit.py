@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
-from ._dedupe import Fresh, Ledger, SentenceCache
+from ._dedupe import Fresh, Ledger, Place, SentenceCache, agree_where_overlapping
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
@@ -34,7 +34,7 @@ class Draft:
     text: str
     rank: int
     #: (doc_id, start, end) while the text is still exactly that slice of the document
-    span: tuple[str, int, int] | None
+    span: Place | None
     cost: int = 0
     role: str = "supporting"
 
@@ -191,12 +191,12 @@ def admit(
                 )
                 continue
         left = budget - out.used
-        stale: str | None = None  # an admitted source that holds other text at this chunk's place
-        if neighbours and chunk.doc_id is not None and chunk.start is not None:
-            merged = _merge_neighbours(chunk, by_doc, out, left, cost, ledger, critical)
-            if merged is True:
+        place = chunk.place
+        stale = None  # an admitted source that holds other text at this chunk's place
+        if neighbours and place is not None:
+            stale = _other_version(chunk, by_doc)
+            if stale is None and _merge_neighbours(chunk, by_doc, out, left, cost, ledger, critical):
                 continue
-            stale = merged or None
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
             out.decisions[chunk.id] = Decision(
@@ -248,12 +248,10 @@ def admit(
             )
             continue
         span = None
-        if chunk.doc_id is not None and chunk.start is not None and shaped.compression is None and not stale:
+        if place is not None and shaped.compression is None and not stale:
             # still a slice of its document (when the ledger took sentences only from its
             # ends), so a neighbour can join it later
-            run = fresh.run if fresh is not None else (0, len(text))
-            if run is not None:
-                span = (chunk.doc_id, chunk.start + run[0], chunk.start + run[1])
+            span = _within(place, fresh.run if fresh is not None else (0, len(text)))
         draft = Draft([chunk], shaped.text, position + 1, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
@@ -270,8 +268,7 @@ def admit(
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
             ledger.record(draft.text, chunk.id, known)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
-        if removed:
-            reason += f" without {removed} sentence(s) already sent"
+        reason += _without(removed)
         if stale:
             reason += (
                 f"; not merged with {stale}, which holds other text at the same characters of "
@@ -291,14 +288,12 @@ def _merge_neighbours(
     cost: CostFn,
     ledger: Ledger | None,
     critical: bool,
-) -> bool | str:
-    """Merge ``chunk`` into admitted sources of its document that it overlaps or touches.
+) -> bool:
+    """Merge ``chunk`` into admitted sources of its document that it overlaps or touches
+    (all of which hold the same text where they overlap it: see _other_version).
 
     Returns True when the chunk has been decided here (merged, covered, or too
-    big to merge); False when it has no neighbour and goes the ordinary way; the
-    id of an admitted source that claims some of the same characters but holds
-    other text there (two versions of a document under one id, say): then the
-    chunk is no neighbour of any, and goes the ordinary way, judged by its text.
+    big to merge); False when it has no neighbour and goes the ordinary way.
     """
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     sources = by_doc.get(chunk.doc_id)
@@ -308,9 +303,6 @@ def _merge_neighbours(
     touching = sources.drafts[run[0] : run[1]]
     if not touching:
         return False
-    for d in touching:
-        if not _agrees(d, chunk):
-            return d.lead.id
     for d in touching:
         assert d.span is not None
         if d.span[1] <= chunk.start and chunk.end <= d.span[2]:
@@ -333,7 +325,8 @@ def _merge_neighbours(
         text += piece[max(0, cursor - start) :]
         cursor = end
     lead_draft = min(touching, key=lambda d: d.rank)
-    span: tuple[str, int, int] | None = (chunk.doc_id, first, cursor)
+    union: Place = (chunk.doc_id, first, cursor)
+    span: Place | None = union
     removed = 0
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
@@ -347,9 +340,7 @@ def _merge_neighbours(
         if fresh.sent_in:
             # (a sentence sent elsewhere may take a piece of a source with it: that piece
             # was sent there too)
-            removed, text, left_run = len(fresh.sent_in), fresh.text, fresh.run
-            # still a slice of the document if the sentences went from its ends
-            span = None if left_run is None else (chunk.doc_id, first + left_run[0], first + left_run[1])
+            removed, text, span = len(fresh.sent_in), fresh.text, _within(union, fresh.run)
     merged = Draft(
         [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk],
         text,
@@ -383,15 +374,43 @@ def _merge_neighbours(
         ledger.record(text, lead_draft.lead.id)
     for m in merged.members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
         out.decisions[m.id].merged_into = lead_draft.lead.id
-    without = f" without {removed} sentence(s) already sent" if removed else ""
     out.decisions[chunk.id] = Decision(
         "kept",
-        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once{without}",
+        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once"
+        + _without(removed),
         "dedupe",
         merged_into=lead_draft.lead.id,
         sentences_removed=removed,
     )
     return True
+
+
+def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
+    """Where ``run`` (offsets into the text at ``place``) lies in the document; None if the
+    ledger left no single run (a sentence went from between two kept ones)."""
+    return None if run is None else (place[0], place[1] + run[0], place[1] + run[1])
+
+
+def _without(removed: int) -> str:
+    """The end of a kept chunk's reason when the ledger took sentences out of it."""
+    return f" without {removed} sentence(s) already sent" if removed else ""
+
+
+def _other_version(chunk: Chunk, by_doc: dict[str, _DocumentSources]) -> str | None:
+    """The id of an admitted source of the chunk's document that claims some of the same
+    characters but holds other text there (two versions of a document under one id, say):
+    then the chunk is no neighbour of any, and goes the ordinary way, judged by its text."""
+    place = chunk.place
+    assert place is not None
+    sources = by_doc.get(place[0])
+    if sources is None:
+        return None
+    lo, hi = sources.touching(place[1], place[2])
+    for d in sources.drafts[lo:hi]:
+        assert d.span is not None
+        if not agree_where_overlapping(d.span, place, d.text, chunk.text):
+            return d.lead.id
+    return None
 
 
 def _already_sent(fresh: Fresh, what: str) -> Decision:
@@ -404,15 +423,6 @@ def _already_sent(fresh: Fresh, what: str) -> Decision:
         duplicate_of=where[0],
         sentences_removed=len(fresh.sent_in),
     )
-
-
-def _agrees(draft: Draft, chunk: Chunk) -> bool:
-    """Whether ``chunk`` holds the same text as the admitted ``draft`` where both claim the
-    same characters of their document (merging two that do not would lose one text)."""
-    assert draft.span is not None and chunk.start is not None and chunk.end is not None
-    start, end = max(draft.span[1], chunk.start), min(draft.span[2], chunk.end)
-    mine = chunk.text[start - chunk.start : end - chunk.start]
-    return start >= end or draft.text[start - draft.span[1] : end - draft.span[1]] == mine
 
 
 def drop_weakest(admission: Admission, over: int) -> None:

@@ -129,6 +129,13 @@ class Chunk:
         return out
 
     @property
+    def place(self) -> tuple[str, int, int] | None:
+        """(doc_id, start, end) when the chunk says where it lies in its document, else None."""
+        if self.doc_id is None or self.start is None or self.end is None:
+            return None
+        return (self.doc_id, self.start, self.end)
+
+    @property
     def date(self) -> _dt.datetime | None:
         """``updated`` as a datetime (a bare date is midnight), for sorting."""
         return None if self.updated is None else parse_date(self.updated, self.id)
@@ -297,9 +304,15 @@ def as_priority(value: Any, cid: str) -> Priority:
     )
 
 
+def listed(value: Any) -> bool:
+    """Whether ``value`` is a collection of items to go through: iterable, but no string,
+    bytes or single mapping (each of which iterates too)."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+
+
 def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, ...]:
     """Turn candidates (chunks or dicts) into chunks and check that ids are unique."""
-    if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
+    if not listed(candidates):
         raise InputError(
             f"candidates must be a list of chunks or dicts, got {type(candidates).__name__}; "
             "wrap a single chunk in a list (an empty list packs no sources)"

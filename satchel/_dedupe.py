@@ -39,6 +39,8 @@ from typing import TypeVar, cast
 __all__ = [
     "NEGATION_PATTERN",
     "NUMBER_WORD_PATTERN",
+    "Place",
+    "agree_where_overlapping",
     "DedupeReport",
     "Ledger",
     "SentenceCache",
@@ -306,6 +308,8 @@ SHORT_TEXT = 64
 # (possessive quantifiers: the regex never backtracks into a word)
 _SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}))")
 _NO_MARKS: frozenset[int] = frozenset()
+#: (document id, start, end): where a text lies in its document
+Place = tuple[str, int, int]
 _T = TypeVar("_T")
 
 
@@ -518,17 +522,19 @@ def _near_duplicates(
                     posting.pop()
 
 
-#: (document id, start, end): where a text lies in its document
-Place = tuple[str, int, int]
-
-
 def _neighbours(a: Place | None, b: Place | None, text_a: str, text_b: str) -> bool:
     """Whether texts at places ``a`` and ``b`` are windows of one document that overlap or
     touch and hold the same text where they overlap."""
     if a is None or b is None or a[0] != b[0] or a[2] < b[1] or b[2] < a[1]:
         return False
+    return agree_where_overlapping(a, b, text_a, text_b)
+
+
+def agree_where_overlapping(a: Place, b: Place, text_a: str, text_b: str) -> bool:
+    """Whether the texts at places ``a`` and ``b`` of one document hold the same characters
+    where they overlap (they do, trivially, when they do not overlap)."""
     start, end = max(a[1], b[1]), min(a[2], b[2])
-    return text_a[start - a[1] : end - a[1]] == text_b[start - b[1] : end - b[1]]
+    return start >= end or text_a[start - a[1] : end - a[1]] == text_b[start - b[1] : end - b[1]]
 
 
 def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:

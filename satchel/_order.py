@@ -8,9 +8,10 @@ are given afterwards, by position, so they always read top to bottom.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ._chunk import listed
 from ._errors import ConfigError
 
 __all__ = ["ORDERS", "apply_order", "check_order", "order"]
@@ -87,7 +88,7 @@ def apply_order(spec: str | OrderFn, ranked: Sequence[T]) -> list[T]:
     check_order(spec)
     fn = spec if callable(spec) else ORDERS[spec]
     returned = fn(list(ranked))
-    if isinstance(returned, (str, bytes)) or not isinstance(returned, Iterable):
+    if not listed(returned):
         raise ConfigError(
             f"order {getattr(fn, '__name__', fn)!r} returned {type(returned).__name__}; it must "
             "return the admitted sources it was given, each once, in prompt order (a list)"

@@ -16,7 +16,7 @@ from typing import Any
 
 from ._admit import Admission, Decision, Draft, Policy, admit, drop_weakest
 from ._budget import Budget
-from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8
+from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
 from ._dedupe import DedupeReport, SentenceCache, find_duplicates, strip_boilerplate
 from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
@@ -433,14 +433,8 @@ class Packer:
         """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
         if not self._stages & {"exact", "near"}:
             return DedupeReport()
-        places = None
-        if "neighbours" in self._stages:  # (one document's windows are left to neighbour merging)
-            places = [
-                (c.doc_id, c.start, c.end)
-                if c.doc_id is not None and c.start is not None and c.end is not None
-                else None
-                for c in retrieval
-            ]
+        # (one document's windows are left to neighbour merging)
+        places = [c.place for c in retrieval] if "neighbours" in self._stages else None
         return find_duplicates(
             [c.text for c in retrieval],
             exact="exact" in self._stages,
@@ -739,9 +733,7 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
     check_utf8(question, "question")
     check_utf8(system, "system")
     messages = []
-    if history is not None and (
-        isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Iterable)
-    ):
+    if history is not None and not listed(history):
         raise InputError(
             f"history must be a list of messages, got {type(history).__name__} {history!r:.60}; "
             "pass e.g. [{'role': 'user', 'content': '...'}] (or leave it out)"
