@@ -193,10 +193,15 @@ def admit(
         left = budget - out.used
         place = chunk.place
         stale = None  # an admitted source that holds other text at this chunk's place
-        if neighbours and place is not None:
-            stale = _other_version(chunk, by_doc)
-            if stale is None and _merge_neighbours(chunk, by_doc, out, left, cost, ledger, critical):
-                continue
+        sources = by_doc.get(place[0]) if neighbours and place is not None else None
+        if sources is not None:
+            assert place is not None
+            run = sources.touching(place[1], place[2])
+            if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
+                stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
+                if stale is None:
+                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, critical)
+                    continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
             out.decisions[chunk.id] = Decision(
@@ -282,27 +287,19 @@ def admit(
 
 def _merge_neighbours(
     chunk: Chunk,
-    by_doc: dict[str, _DocumentSources],
+    sources: _DocumentSources,
+    run: tuple[int, int],
     out: Admission,
     left: int,
     cost: CostFn,
     ledger: Ledger | None,
     critical: bool,
-) -> bool:
-    """Merge ``chunk`` into admitted sources of its document that it overlaps or touches
-    (all of which hold the same text where they overlap it: see _other_version).
-
-    Returns True when the chunk has been decided here (merged, covered, or too
-    big to merge); False when it has no neighbour and goes the ordinary way.
-    """
+) -> None:
+    """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
+    overlaps or touches and which hold the same text where they overlap it (see
+    _other_version); or drop it, when it is covered or too big to merge."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
-    sources = by_doc.get(chunk.doc_id)
-    if sources is None:
-        return False
-    run = sources.touching(chunk.start, chunk.end)
     touching = sources.drafts[run[0] : run[1]]
-    if not touching:
-        return False
     for d in touching:
         assert d.span is not None
         if d.span[1] <= chunk.start and chunk.end <= d.span[2]:
@@ -313,7 +310,7 @@ def _merge_neighbours(
                 "dedupe",
                 duplicate_of=d.lead.id,
             )
-            return True
+            return
     pieces = sorted(
         [(d.span[1], d.span[2], d.text) for d in touching if d.span] + [(chunk.start, chunk.end, chunk.text)]
     )
@@ -336,7 +333,7 @@ def _merge_neighbours(
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
             out.decisions[chunk.id] = _already_sent(fresh, f"all it adds to {lead_draft.lead.id}")
-            return True
+            return
         if fresh.sent_in:
             # (a sentence sent elsewhere may take a piece of a source with it: that piece
             # was sent there too)
@@ -363,7 +360,7 @@ def _merge_neighbours(
             f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} left",
             "admit",
         )
-        return True
+        return
     out.sources[index] = merged
     for d in touching:
         if d is not lead_draft:
@@ -382,7 +379,6 @@ def _merge_neighbours(
         merged_into=lead_draft.lead.id,
         sentences_removed=removed,
     )
-    return True
 
 
 def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
@@ -396,17 +392,12 @@ def _without(removed: int) -> str:
     return f" without {removed} sentence(s) already sent" if removed else ""
 
 
-def _other_version(chunk: Chunk, by_doc: dict[str, _DocumentSources]) -> str | None:
-    """The id of an admitted source of the chunk's document that claims some of the same
-    characters but holds other text there (two versions of a document under one id, say):
-    then the chunk is no neighbour of any, and goes the ordinary way, judged by its text."""
-    place = chunk.place
-    assert place is not None
-    sources = by_doc.get(place[0])
-    if sources is None:
-        return None
-    lo, hi = sources.touching(place[1], place[2])
-    for d in sources.drafts[lo:hi]:
+def _other_version(chunk: Chunk, place: Place, touching: Sequence[Draft]) -> str | None:
+    """The id of one of the ``touching`` sources (of the chunk's document, at ``place``) that
+    claims some of the same characters but holds other text there (two versions of a
+    document under one id, say): then the chunk is no neighbour of any, and goes the
+    ordinary way, judged by its text."""
+    for d in touching:
         assert d.span is not None
         if not agree_where_overlapping(d.span, place, d.text, chunk.text):
             return d.lead.id
