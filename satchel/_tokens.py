@@ -28,7 +28,6 @@ import itertools
 import math
 import operator
 import os
-import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -319,10 +318,8 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
     )
 
 
-#: Texts per batch sent to the background thread: a small first batch starts it
-#: early, then each is twice the last (fewer handovers of the GIL), up to the last size.
+#: Texts gathered before counting starts: fewer are counted at once, without a thread.
 _FIRST_BATCH = 512
-_LAST_BATCH = 8192
 #: A counter kept by a long-lived Packer forgets what it counted once it holds this many
 #: texts (checked when a pack starts), so memory stays bounded across many packs.
 CACHE_LIMIT = 1 << 20
@@ -380,57 +377,41 @@ class TokenCounter:
         counts them in a background thread, which runs beside the caller's Python
         work because the native code releases the GIL. ``groups`` may be a
         generator doing work of its own (packing splits each candidate into
-        sentences and yields them as one group): its texts go to the thread in a
-        few large batches as they come, so counting starts early and each batch
-        costs one handover of the GIL. Other tokenizers count on demand, as before.
+        sentences and yields them as one group): its texts go to the thread as
+        they come (see _Worker), so counting starts early. Fewer than
+        _FIRST_BATCH texts are counted at once; other tokenizers count on
+        demand, as before.
         """
         if len(self._cache) > CACHE_LIMIT:
             self._cache.clear()
         count_many = getattr(self.tokenizer, "count_many", None)
         if count_many is None:
             return _nothing
-        cache = self._cache
-
-        def count_now(batch: list[str]) -> None:
-            cache.update(zip(batch, count_many(batch), strict=True))
-
-        sent: set[str] = set()
-        pending: list[str] = []
-        limit = _FIRST_BATCH
+        work = _Work(self._cache)
         worker: _Worker | None = None
         try:
             for group in groups:
-                pending += group
-                if len(pending) >= limit:
-                    batch, pending, limit = self._unknown(pending, sent), [], min(2 * limit, _LAST_BATCH)
-                    worker = worker or _Worker.start(count_many)
-                    if worker is None:  # no threads here (a restricted runtime)
-                        count_now(batch)
-                    else:
-                        worker.send(batch)
+                if worker is not None:
+                    worker.add(group)
+                    continue
+                work.pending += group
+                if len(work.pending) >= _FIRST_BATCH:
+                    worker = _Worker.start(count_many, work)
+                    if worker is None:  # no threads here (a restricted runtime): count as they come
+                        self._count_now(count_many, work)
         except BaseException:
             if worker is not None:
                 worker.stop()  # the texts failed (an error while splitting them): no thread is left waiting
             raise
-        batch = self._unknown(pending, sent)
         if worker is None:
-            if batch:
-                count_now(batch)
+            self._count_now(count_many, work)
             return _nothing
-        worker.send(batch)
-        return functools.partial(worker.finish, cache)
+        return functools.partial(worker.finish, self._cache)
 
-    def _unknown(self, texts: list[str], sent: set[str]) -> list[str]:
-        """The distinct ``texts`` neither counted nor in ``sent`` (to which they are added).
-
-        Set operations in C, not a test per text: candidates share most of their
-        sentences, so most texts are repeats.
-        """
-        new = set(texts)
-        new -= sent
-        new -= self._cache.keys() & new
-        sent |= new
-        return list(new)
+    def _count_now(self, count_many: Callable[[Sequence[str]], list[int]], work: _Work) -> None:
+        batch = work.take()
+        if batch:
+            self._cache.update(zip(batch, count_many(batch), strict=True))
 
     def joined(self, left: str, right: str, left_tokens: int | None = None) -> int:
         """``count(left + right)``; for additive tokenizers only the tail of ``left`` is re-tokenised.
@@ -466,43 +447,103 @@ def _nothing() -> None:
     """wait() for a prefetch that had nothing to do in the background."""
 
 
-class _Worker:
-    """A thread that counts the batches it is sent, in order, until finish()."""
+class _Work:
+    """Texts waiting to be counted, and those already taken.
 
-    def __init__(self, count_many: Callable[[Sequence[str]], list[int]]) -> None:
+    :meth:`take` hands out each distinct text once that was not counted before,
+    found by set operations in C, not a test per text: candidates share most of
+    their sentences, so most texts are repeats.
+    """
+
+    __slots__ = ("known", "pending", "taken")
+
+    def __init__(self, known: dict[str, int]) -> None:
+        self.known = known  # the counter's cache: what was counted before this prefetch
+        self.pending: list[str] = []
+        self.taken: set[str] = set()
+
+    def take(self) -> list[str]:
+        """Everything pending that is neither counted nor taken before (and is now taken)."""
+        texts = self.pending[:]
+        # (the caller only appends, so what arrives meanwhile stays pending)
+        del self.pending[: len(texts)]
+        new = set(texts)
+        new -= self.taken
+        new -= self.known.keys() & new
+        self.taken |= new
+        return list(new)
+
+
+class _Worker:
+    """A thread that counts the texts its caller adds, in rounds, until finish().
+
+    Each round takes everything waiting in one native call. Coming back from
+    native code, and waking from idle, the thread must get the GIL back, which
+    a busy caller hands over only every few milliseconds (the interpreter's
+    switch interval): fixed batches paid that wait many times over and left the
+    thread behind the caller. Taking all that waits keeps the rounds few, and
+    they grow by themselves when counting falls behind.
+    """
+
+    def __init__(self, count_many: Callable[[Sequence[str]], list[int]], work: _Work) -> None:
         self._count_many = count_many
-        self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        self._work = work
         self._done: list[tuple[list[str], list[int]]] = []
         self._error: BaseException | None = None
+        self._closed = False
+        self._idle = False  # waiting for texts: the caller then wakes it
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="satchel-count", daemon=True)
 
     @classmethod
-    def start(cls, count_many: Callable[[Sequence[str]], list[int]]) -> _Worker | None:
-        worker = cls(count_many)
+    def start(cls, count_many: Callable[[Sequence[str]], list[int]], work: _Work) -> _Worker | None:
+        worker = cls(count_many, work)
         try:
             worker._thread.start()
         except RuntimeError:
             return None
         return worker
 
-    def send(self, batch: list[str]) -> None:
-        self._queue.put(batch)
+    def add(self, texts: Iterable[str]) -> None:
+        """Give the thread more texts to count."""
+        self._work.pending += texts
+        if self._idle:
+            self._idle = False
+            self._wake.set()
 
     def stop(self) -> None:
-        """End the thread after what it was sent; its counts are dropped."""
-        self._queue.put(None)
+        """End the thread after its current round; what waits is dropped (see finish)."""
+        del self._work.pending[:]
+        self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._wake.set()
 
     def _run(self) -> None:
-        while (batch := self._queue.get()) is not None:
-            if self._error is None:
-                try:
-                    self._done.append((batch, self._count_many(batch)))
-                except BaseException as exc:  # re-raised in the caller's thread by finish()
-                    self._error = exc
+        while True:
+            batch = self._work.take()
+            if batch:
+                if self._error is None:
+                    try:
+                        self._done.append((batch, self._count_many(batch)))
+                    except BaseException as exc:  # re-raised in the caller's thread by finish()
+                        self._error = exc
+                continue
+            if self._closed:
+                return
+            self._idle = True
+            # Looked at again after saying so: texts added just before were not announced.
+            if self._work.pending or self._closed:
+                self._idle = False
+                continue
+            self._wake.wait()
+            self._wake.clear()
 
     def finish(self, cache: dict[str, int]) -> None:
-        """Wait for every batch, then put the counts in ``cache`` (or raise what went wrong)."""
-        self._queue.put(None)
+        """Wait for every text to be counted, then put the counts in ``cache`` (or raise what
+        went wrong)."""
+        self._close()  # the thread counts what waits, then ends
         self._thread.join()
         if self._error is not None:
             raise self._error

@@ -251,6 +251,41 @@ def test_prefetch_groups_sends_each_text_not_yet_counted_once():
     assert all(count(t) == tok.count(t) for t in fresh)
 
 
+def test_the_background_thread_takes_all_that_waits_in_one_call():
+    # Each native call ends with a wait for the GIL, so the thread counts in rounds that
+    # take everything added meanwhile, not in fixed batches: here its first call is held
+    # until every group is in, and the rest then goes in one second call.
+    import threading
+
+    tok = TiktokenTokenizer("o200k_base")
+    calls: list[int] = []
+    first_call, everything_added = threading.Event(), threading.Event()
+
+    class Slow:
+        name, exact, splits_at_words = "slow", True, True
+
+        def count(self, text):
+            return tok.count(text)
+
+        def count_many(self, texts):
+            calls.append(len(texts))
+            first_call.set()
+            assert everything_added.wait(timeout=30)
+            return tok.count_many(texts)
+
+    def groups():
+        for i in range(3000):
+            if i == 300:  # the thread has started (at 512 texts) and is in its first call
+                assert first_call.wait(timeout=30)
+            yield [f" Sentence {i}.", f" Another {i}."]
+        everything_added.set()
+
+    count = TokenCounter(Slow())
+    count.prefetch_groups(groups())()
+    assert len(calls) == 2 and sum(calls) == 6000 and calls[0] <= 600
+    assert count(" Sentence 2999.") == tok.count(" Sentence 2999.")
+
+
 def test_prefetch_raises_the_background_error_in_the_caller():
     class Broken:
         name, exact = "broken", True
