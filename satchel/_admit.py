@@ -200,7 +200,7 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, critical)
+                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -212,11 +212,7 @@ def admit(
         overhead = cost([chunk], "", label)
         if left <= overhead:
             # The budget is full: nothing of this chunk can fit, so skip the dedupe work.
-            out.decisions[chunk.id] = Decision(
-                "dropped",
-                f"does not fit: needs {overhead + count(chunk.text)} tokens, {left} of {budget} left",
-                "admit",
-            )
+            out.decisions[chunk.id] = _no_room(chunk, overhead + count(chunk.text), left, budget, names)
             continue
         fresh = ledger.fresh(chunk.text) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
@@ -237,20 +233,11 @@ def admit(
             weights=policy.weights,
         )
         if shaped.text is None:
-            full_cost = overhead + count(text)
-            if critical:
-                item, budget_name = names
-                raise BudgetError(
-                    f"CRITICAL {item} {chunk.id!r} needs {full_cost} tokens but only {left} "
-                    f"of the {budget}-token {budget_name} are left; shorten it, raise the "
-                    "budget, or lower its priority"
-                )
-            out.decisions[chunk.id] = Decision(
-                "dropped",
-                shaped.reason or f"does not fit: needs {full_cost} tokens, {left} of {budget} left",
-                "represent" if shaped.reason else "admit",
-                sentences_removed=removed,
-            )
+            decision = _no_room(chunk, overhead + count(text), left, budget, names)
+            if shaped.reason:  # a role cap or compression said why
+                decision.reason, decision.stage = shaped.reason, "represent"
+            decision.sentences_removed = removed
+            out.decisions[chunk.id] = decision
             continue
         span = None
         if place is not None and shaped.compression is None and not stale:
@@ -260,9 +247,7 @@ def admit(
         draft = Draft([chunk], shaped.text, position + 1, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
-            out.decisions[chunk.id] = Decision(
-                "dropped", f"does not fit: needs {draft.cost} tokens, {left} of {budget} left", "admit"
-            )
+            out.decisions[chunk.id] = _no_room(chunk, draft.cost, left, budget, names)
             continue
         out.sources.append(draft)
         out.used += draft.cost
@@ -293,7 +278,7 @@ def _merge_neighbours(
     left: int,
     cost: CostFn,
     ledger: Ledger | None,
-    critical: bool,
+    names: tuple[str, str],
 ) -> None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
@@ -350,9 +335,9 @@ def _merge_neighbours(
     merged.cost = cost(merged.members, text, index + 1)
     extra = merged.cost - old_cost
     if extra > left:
-        if critical:
+        if chunk.priority == Priority.CRITICAL:
             raise BudgetError(
-                f"CRITICAL candidate {chunk.id!r} needs {extra} more tokens to join "
+                f"CRITICAL {names[0]} {chunk.id!r} needs {extra} more tokens to join "
                 f"{lead_draft.lead.id} but only {left} are left; raise the budget or lower its priority"
             )
         out.decisions[chunk.id] = Decision(
@@ -379,6 +364,19 @@ def _merge_neighbours(
         merged_into=lead_draft.lead.id,
         sentences_removed=removed,
     )
+
+
+def _no_room(chunk: Chunk, needs: int, left: int, budget: int, names: tuple[str, str]) -> Decision:
+    """The decision for a candidate that needs ``needs`` tokens with ``left`` of ``budget`` left:
+    dropped, unless it is CRITICAL, which must be sent or stop the pack (seed 004 drops it
+    silently; Satchel never does)."""
+    if chunk.priority == Priority.CRITICAL:
+        item, budget_name = names
+        raise BudgetError(
+            f"CRITICAL {item} {chunk.id!r} needs {needs} tokens but only {left} of the "
+            f"{budget}-token {budget_name} are left; shorten it, raise the budget, or lower its priority"
+        )
+    return Decision("dropped", f"does not fit: needs {needs} tokens, {left} of {budget} left", "admit")
 
 
 def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
@@ -422,7 +420,7 @@ def drop_weakest(admission: Admission, over: int) -> None:
     Admission counts the parts of a prompt; only the whole is exact. When the
     two disagree, the lowest-priority, worst-ranked non-CRITICAL source goes.
     """
-    droppable = [d for d in admission.sources if d.lead.priority != Priority.CRITICAL]
+    droppable = [d for d in admission.sources if all(m.priority != Priority.CRITICAL for m in d.members)]
     if not droppable:
         raise BudgetError(
             f"the assembled prompt is {over} tokens over budget and holds only CRITICAL content; "

@@ -101,6 +101,22 @@ def test_critical_candidate_that_cannot_fit_raises():
         satchel.pack(chunks, "q?", source_budget=100)
 
 
+def test_a_critical_candidate_is_never_dropped_when_the_budget_runs_out():
+    # The first CRITICAL chunk fills the budget: the second cannot fit, whether the room
+    # left is below its enclosure (1 token) or only below its text (9 tokens).
+    chunks = [
+        {"id": "law-1", "text": "word " * 40, "priority": "critical"},
+        {"id": "law-2", "text": "The fine is 500 euros.", "priority": "critical"},
+    ]
+    for source_budget, left in ((67, 1), (75, 9)):
+        with pytest.raises(BudgetError, match=f"CRITICAL candidate 'law-2' needs 28 tokens but only {left} "):
+            satchel.pack(chunks, "What is the fine?", source_budget=source_budget)
+    # not CRITICAL: dropped with its reason
+    chunks[1]["priority"] = "high"
+    entry = satchel.pack(chunks, "What is the fine?", source_budget=67).entry("law-2")
+    assert entry.status == "dropped" and entry.reason == "does not fit: needs 28 tokens, 1 of 62 left"
+
+
 def test_unknown_model_works_with_window_and_tokenizer():
     result = satchel.pack([OK], "q?", model="my-private-llm", context_window=4096, tokenizer="cl100k_base")
     assert result.budget.context_window == 4096 and result.tokenizer == "cl100k_base"

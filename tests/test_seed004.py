@@ -74,6 +74,14 @@ def test_critical_that_cannot_fit_raises():
         window.assemble(max_tokens=20)
 
 
+def test_a_critical_block_after_another_that_fills_the_window_raises():
+    window = ContextWindow("gpt-4o")
+    window.add_block("one two three", Priority.CRITICAL, "a")
+    window.add_block("four", Priority.CRITICAL, "b")  # 1 token and the separator: 5 > 4
+    with pytest.raises(satchel.BudgetError, match="CRITICAL block 'b' needs 2 tokens but only 1 of the 4-"):
+        window.assemble(max_tokens=4)
+
+
 def test_errors_name_the_fix():
     window = ContextWindow("gpt-4o")
     window.add_block("a", Priority.LOW, "x")
