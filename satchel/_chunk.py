@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -206,48 +207,76 @@ def _check(chunk: Chunk) -> None:
     check_utf8(cid, f"candidate id {cid!r}")
     check_utf8(chunk.text, f"candidate {cid!r}: text")
     if chunk.score is not None:
-        if isinstance(chunk.score, bool) or not isinstance(chunk.score, (int, float)):
+        set_(chunk, "score", _score(chunk.score, cid))
+    if chunk.rank is not None:
+        rank = _whole(chunk.rank)
+        if rank is None or rank < 0:
             raise InputError(
-                f"candidate {cid!r}: score={_short(chunk.score)} is not a number; "
-                "pass a float (higher is better) or leave it out"
+                f"candidate {cid!r}: rank={_short(chunk.rank)} must be a non-negative integer "
+                "(1 = best); leave it out to use input order"
             )
-        if not math.isfinite(chunk.score):
-            raise InputError(
-                f"candidate {cid!r}: score={chunk.score!r} is not finite; "
-                "replace NaN/inf scores by real numbers or leave the score out"
-            )
-        set_(chunk, "score", float(chunk.score))
-    if chunk.rank is not None and (
-        isinstance(chunk.rank, bool) or not isinstance(chunk.rank, int) or chunk.rank < 0
-    ):
-        raise InputError(
-            f"candidate {cid!r}: rank={_short(chunk.rank)} must be a non-negative integer "
-            "(1 = best); leave it out to use input order"
-        )
+        set_(chunk, "rank", rank)
     for name in ("doc_id", "title", "section"):
         value = getattr(chunk, name)
         if value is not None and not isinstance(value, str):
-            if isinstance(value, int) and not isinstance(value, bool) and name == "doc_id":
-                set_(chunk, name, str(value))
+            if name == "doc_id" and _whole(value) is not None:
+                set_(chunk, name, str(_whole(value)))
             else:
                 raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
         elif value is not None:
             check_utf8(value, f"candidate {cid!r}: {name}")
     _check_offsets(chunk)
     set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
-    set_(chunk, "priority", as_priority(chunk.priority, cid))
+    # (null is what JSON and dataframes say for "not given")
+    set_(chunk, "priority", Priority.MEDIUM if chunk.priority is None else as_priority(chunk.priority, cid))
     if chunk.role is not None and chunk.role not in ROLES:
         raise InputError(
             f"candidate {cid!r}: role={_short(chunk.role)} is not one of {', '.join(ROLES)}; "
             "use one of those or leave it out to let the role rule assign it"
         )
-    if type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
+    if chunk.metadata is None:
+        set_(chunk, "metadata", _NO_METADATA)
+    elif type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
         raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
     for key, value in chunk.metadata.items():
         for part in (key, value):
             if isinstance(part, str):
                 check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
     set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)) if chunk.metadata else _NO_METADATA)
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as an int if it is a whole number of an integer type (numpy's too, as a
+    dataframe's columns give them), else None; True and False are no numbers here."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
+def _score(value: Any, cid: str) -> float:
+    """A retrieval score as a finite float (any real number type, numpy's too)."""
+    score: float = value
+    if type(value) is not float:  # (the ABC check below is slow)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InputError(
+                f"candidate {cid!r}: score={_short(value)} is not a number; "
+                "pass a float (higher is better) or leave it out"
+            )
+        try:
+            score = float(value)
+        except OverflowError:
+            raise InputError(
+                f"candidate {cid!r}: score={_short(value)} is too large for a float; "
+                "pass scores within ±1.8e308 (rescale them) or leave the score out"
+            ) from None
+    if not math.isfinite(score):
+        raise InputError(
+            f"candidate {cid!r}: score={score!r} is not finite; "
+            "replace NaN/inf scores by real numbers or leave the score out"
+        )
+    return score
 
 
 def _check_offsets(chunk: Chunk) -> None:
@@ -259,11 +288,7 @@ def _check_offsets(chunk: Chunk) -> None:
             f"candidate {cid!r}: give both start and end (character offsets in the document) "
             f"or neither; got start={start!r}, end={end!r}"
         )
-    for name, value in (("start", start), ("end", end)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(
-                f"candidate {cid!r}: {name}={_short(value)} must be a non-negative integer character offset"
-            )
+    start, end = _offset(chunk, "start"), _offset(chunk, "end")
     if end - start != len(chunk.text):
         raise InputError(
             f"candidate {cid!r}: end - start = {end - start} but the text has "
@@ -275,6 +300,18 @@ def _check_offsets(chunk: Chunk) -> None:
             f"candidate {cid!r}: start/end are given without doc_id; offsets only mean "
             "something inside one document, so add doc_id"
         )
+
+
+def _offset(chunk: Chunk, name: str) -> int:
+    """The chunk's ``start`` or ``end``, checked, and stored as an int."""
+    value = getattr(chunk, name)
+    offset = _whole(value)
+    if offset is None or offset < 0:
+        raise InputError(
+            f"candidate {chunk.id!r}: {name}={_short(value)} must be a non-negative integer character offset"
+        )
+    object.__setattr__(chunk, name, offset)
+    return offset
 
 
 def _normalise_updated(value: Any, cid: str) -> str | None:
@@ -291,15 +328,18 @@ def _normalise_updated(value: Any, cid: str) -> str | None:
     return text
 
 
-def as_priority(value: Any, cid: str) -> Priority:
+def as_priority(value: Any, cid: str, item: str = "candidate") -> Priority:
+    """``value`` (a Priority, its name or its number) as a Priority; ``item`` is what errors
+    call the thing it belongs to."""
     if isinstance(value, Priority):
         return value
     if isinstance(value, str) and value.upper() in Priority.__members__:
         return Priority[value.upper()]
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3:
-        return Priority(value)
+    number = _whole(value)
+    if number is not None and 0 <= number <= 3:
+        return Priority(number)
     raise InputError(
-        f"candidate {cid!r}: priority={_short(value)} is not a priority; use "
+        f"{item} {cid!r}: priority={_short(value)} is not a priority; use "
         "satchel.Priority.CRITICAL/HIGH/MEDIUM/LOW, 0-3, or their names"
     )
 

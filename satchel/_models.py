@@ -71,8 +71,13 @@ def register_model(profile: ModelProfile) -> None:
     """Add or replace a model in the registry."""
     if not isinstance(profile, ModelProfile):
         raise ConfigError(f"register_model needs a ModelProfile, got {type(profile).__name__}")
-    if profile.context_window <= 0:
-        raise ConfigError(f"model {profile.name!r}: context_window={profile.context_window} must be positive")
+    if not isinstance(profile.name, str) or not profile.name:
+        raise ConfigError(f"ModelProfile name={profile.name!r} must be a non-empty model name")
+    window = profile.context_window
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise ConfigError(
+            f"model {profile.name!r}: context_window={window!r} must be a positive whole number of tokens"
+        )
     _REGISTRY[profile.name] = profile
 
 

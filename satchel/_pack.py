@@ -124,6 +124,10 @@ def _dedupe_stages(value: bool | Iterable[str]) -> frozenset[str]:
         return frozenset()
     if isinstance(value, str):
         value = [value]
+    if not listed(value) or not all(isinstance(stage, str) for stage in value):
+        raise ConfigError(
+            f"dedupe={value!r}: use True, False, or a list of stage names ({', '.join(DEDUPE_STAGES)})"
+        )
     stages = frozenset(value)
     unknown = stages - set(DEDUPE_STAGES)
     if unknown:
@@ -166,6 +170,11 @@ class Packer:
     _counter: TokenCounter = field(init=False, repr=False, compare=False)
     _stages: frozenset[str] = field(init=False, repr=False, compare=False)
 
+    def __new__(cls, *args: Any, **options: Any) -> Packer:
+        # (the dataclass's __init__ would meet an unknown option with a bare TypeError)
+        _check_option_names(options, "Packer()")
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         try:
@@ -187,7 +196,13 @@ class Packer:
         set_(
             self,
             "_profile",
-            ModelProfile(profile.name, window, self.tokenizer or profile.tokenizer, **overheads),
+            # (only None means the model's own: an empty or false tokenizer is an error below)
+            ModelProfile(
+                profile.name,
+                window,
+                profile.tokenizer if self.tokenizer is None else self.tokenizer,
+                **overheads,
+            ),
         )
         for name in ("reserve_answer", "reserve_other"):
             value = getattr(self, name)
@@ -218,9 +233,17 @@ class Packer:
             raise ConfigError(f"role_rule={self.role_rule!r} must be a satchel.RoleRule")
         if self.compressor is not None and not callable(self.compressor):
             raise ConfigError("compressor must be a callable (text, question, max_tokens) -> str")
-        roles = frozenset(
-            [self.compressor_roles] if isinstance(self.compressor_roles, str) else self.compressor_roles
-        )
+        for name in ("compress", "restate_contract"):
+            if not isinstance(getattr(self, name), bool):  # "false" is true in Python
+                raise ConfigError(f"{name}={getattr(self, name)!r} must be True or False")
+        roles_given = () if self.compressor_roles is None else self.compressor_roles
+        if isinstance(roles_given, str):
+            roles_given = [roles_given]
+        if not listed(roles_given) or not all(isinstance(role, str) for role in roles_given):
+            raise ConfigError(
+                f"compressor_roles={roles_given!r} must be a list of roles ({', '.join(ROLES)})"
+            )
+        roles = frozenset(roles_given)
         if roles - set(ROLES) or (roles and self.compressor is None) or (self.compressor and not roles):
             raise ConfigError(
                 f"compressor_roles={sorted(roles)!r}: an abstractive compressor runs only for roles you name "
@@ -231,6 +254,8 @@ class Packer:
             raise ConfigError(
                 f"contract={self.contract!r} must be non-empty text (the output contract) or None"
             )
+        if self.contract is not None:
+            check_utf8(self.contract, "contract")
         if self.min_score_ratio is not None and (
             isinstance(self.min_score_ratio, bool)
             or not isinstance(self.min_score_ratio, (int, float))
@@ -769,9 +794,19 @@ def pack(
     ``near_duplicate``, ``max_sources``, ``max_chunk_tokens``, ``metadata``,
     ``message_overhead`` and ``reply_overhead``.
     """
+    _check_option_names(options, "pack()")
+    return Packer(**options).pack(candidates, question, system=system, history=history)
+
+
+def _given(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` when it is None."""
+    return default if value is None else value
+
+
+def _check_option_names(options: Mapping[str, Any], caller: str) -> None:
+    """Refuse option names Packer does not have (its private fields included)."""
     unknown = set(options) - set(Packer.__dataclass_fields__) | {k for k in options if k.startswith("_")}
     if unknown:
         raise ConfigError(
-            f"pack() got unknown option(s) {', '.join(sorted(unknown))}; see help(satchel.Packer)"
+            f"{caller} got unknown option(s) {', '.join(sorted(unknown))}; see help(satchel.Packer)"
         )
-    return Packer(**options).pack(candidates, question, system=system, history=history)

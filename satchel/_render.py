@@ -84,9 +84,15 @@ def unescape(text: str) -> str:
 
 def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:
     """Validate the metadata fields to show as attributes."""
+    wrong = ConfigError(
+        f"metadata={fields!r} must be a list of field names, e.g. ['title', 'updated'] ([] for none)"
+    )
     if isinstance(fields, str):
-        raise ConfigError(f"metadata={fields!r} must be a list of field names, e.g. ['title', 'updated']")
-    out = tuple(fields)
+        raise wrong
+    try:
+        out = tuple(fields)
+    except TypeError:
+        raise wrong from None
     for name in out:
         if not isinstance(name, str) or not _ATTR_NAME.match(name) or name in ("id", "chunk"):
             raise ConfigError(

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
+from ._errors import ConfigError, PackError
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -181,6 +182,15 @@ Compressor = Callable[[str, str, int], str]
 """compressor(text, question, max_tokens) -> shorter text (abstractive, user-supplied)."""
 
 
+def _utf8_safe(text: str) -> bool:
+    """Whether ``text`` can be sent as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def fit(
     text: str,
     *,
@@ -215,9 +225,21 @@ def fit(
     info: dict[str, object] = {"cap": cap, "tokens_before": size}
     if abstractive:
         assert compressor is not None
-        out = compressor(text, question, limit)
+        try:
+            out = compressor(text, question, limit)
+        except PackError:
+            raise
+        except Exception as exc:  # the caller's code: named, and kept as the cause
+            raise ConfigError(
+                f"the compressor {getattr(compressor, '__name__', compressor)!r} failed on a text of "
+                f"{len(text)} characters ({type(exc).__name__}: {exc}); fix the compressor"
+            ) from exc
         if not isinstance(out, str) or not out.strip():
             return Fit(None, f"the compressor returned {type(out).__name__} {out!r:.40}; it must return text")
+        if not _utf8_safe(out):
+            return Fit(
+                None, "the compressor returned text with a lone surrogate, which cannot be sent as UTF-8"
+            )
         after = count(out)
         if after > limit:
             return Fit(None, f"the compressor returned {after} tokens, more than the {limit} allowed")

@@ -52,6 +52,13 @@ class RoleRule:
     supporting: int = 4
 
     def __post_init__(self) -> None:
+        for name in ("max_decisive", "supporting"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"RoleRule({name}={value!r}) must be a whole number")
+        gap = self.decisive_gap
+        if isinstance(gap, bool) or not isinstance(gap, (int, float)):
+            raise ConfigError(f"RoleRule(decisive_gap={gap!r}) must be a number in [0, 1)")
         if self.max_decisive < 1 or self.supporting < 0:
             raise ConfigError(
                 f"RoleRule(max_decisive={self.max_decisive}, supporting={self.supporting}): need "
@@ -100,7 +107,7 @@ def check_role_caps(caps: Mapping[str, int | float | None] | None) -> Mapping[st
     for role, cap in caps.items():
         if cap is None:
             pass
-        elif isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap < 0:
+        elif isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap >= 0:  # (NaN too)
             raise ConfigError(
                 f"role_caps[{role!r}]={cap!r} must be None (no cap), whole tokens, or a share of the "
                 "source budget between 0 and 1"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._admit import Admission, admit, drop_weakest
-from ._chunk import Chunk, Priority, as_priority
+from ._chunk import Chunk, Priority, as_priority, check_utf8
 from ._errors import ConfigError, InputError
 from ._models import get_model
 from ._pack import rank_candidates
@@ -67,6 +67,13 @@ class ContextWindow:
     ) -> None:
         """Add a block; ``id`` defaults to ``block_N`` and must be unique."""
         block_id = id if id is not None else f"block_{len(self._blocks)}"
+        # Checked here, so that errors name a block (the Chunk underneath names a candidate).
+        if not isinstance(block_id, str) or not block_id.strip():
+            raise InputError(
+                f"block id must be a non-empty string, got {block_id!r}; give each block a unique "
+                "string id such as 'system' (or leave it out for block_N)"
+            )
+        check_utf8(block_id, f"block id {block_id!r}")
         if any(b.id == block_id for b in self._blocks):
             raise InputError(f"block id {block_id!r} is already used; give each block a unique id")
         if not isinstance(text, str) or not text.strip():
@@ -74,7 +81,8 @@ class ContextWindow:
                 f"block {block_id!r}: text must be a non-empty string, got {text!r:.40}; "
                 "leave empty blocks out (they would only cost a separator)"
             )
-        level = as_priority(priority, block_id)
+        check_utf8(text, f"block {block_id!r}: text")
+        level = as_priority(priority, block_id, "block")
         self._blocks.append(Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks)))
 
     @property

@@ -21,6 +21,9 @@ OK = {"id": "a", "text": "Some text."}
         ([{"id": "a", "text": "x", "score": float("nan")}], r"score=nan is not finite"),
         ([{"id": "a", "text": "x", "score": "high"}], "not a number"),
         ([{"id": "a", "text": "x", "rank": -1}], "rank=-1"),
+        ([{"id": "a", "text": "x", "rank": 1.5}], "rank=1.5 must be a non-negative integer"),
+        ([{"id": "a", "text": "x", "score": 10**400}], "score=1000.* is too large for a float"),
+        ([{"id": "a", "text": "x", "score": True}], "score=True is not a number"),
         ([{"id": "a", "text": "x", "updated": "March 1st"}], "updated='March 1st' is not an ISO date"),
         ([{"id": "a", "text": "x", "updated": "2026-13-01"}], "YYYY-MM-DD"),
         ([{"id": "a", "text": "x", "role": "main"}], "role='main'"),
@@ -64,6 +67,25 @@ def test_bad_candidates(candidates, match):
         ({"colour": "blue"}, ConfigError, "unknown option"),
         ({"order": lambda sources: None}, ConfigError, "order '<lambda>' returned NoneType; it must return"),
         ({"tokenizer": lambda text: 1 / 0}, TokenizerError, r"failed on a text .*ZeroDivisionError"),
+        (
+            {"order": lambda sources: 1 / 0},
+            ConfigError,
+            r"order '<lambda>' failed on 1 sources \(ZeroDivision",
+        ),
+        ({"dedupe": 5}, ConfigError, "dedupe=5: use True, False, or a list of stage names"),
+        ({"dedupe": [["exact"]]}, ConfigError, r"dedupe=\[\['exact'\]\]: use True"),
+        ({"metadata": None}, ConfigError, r"metadata=None must be a list of field names.*\[\] for none"),
+        ({"metadata": 5}, ConfigError, "metadata=5 must be a list"),
+        ({"compressor_roles": 5}, ConfigError, "compressor_roles=5 must be a list of roles"),
+        ({"role_caps": {"decisive": float("nan")}}, ConfigError, r"role_caps\['decisive'\]=nan"),
+        # "false" is true in Python: a string must not switch compression on
+        ({"compress": "false"}, ConfigError, "compress='false' must be True or False"),
+        ({"restate_contract": "no"}, ConfigError, "restate_contract='no' must be True or False"),
+        # only None means the model's own tokenizer
+        ({"tokenizer": ""}, ConfigError, "tokenizer='' is neither an encoding"),
+        ({"tokenizer": 0}, ConfigError, "tokenizer=0 is not usable"),
+        ({"tokenizer": False}, ConfigError, "tokenizer=False is not usable"),
+        ({"contract": "Be brief\ud800"}, InputError, "contract holds a lone surrogate"),
     ],
 )
 def test_bad_options(options, error, match):
@@ -115,6 +137,70 @@ def test_a_critical_candidate_is_never_dropped_when_the_budget_runs_out():
     chunks[1]["priority"] = "high"
     entry = satchel.pack(chunks, "What is the fine?", source_budget=67).entry("law-2")
     assert entry.status == "dropped" and entry.reason == "does not fit: needs 28 tokens, 1 of 62 left"
+
+
+def test_numbers_of_any_integer_or_real_type_and_nulls_are_accepted():
+    # A dataframe's rows carry numpy numbers, and JSON says null for "not given".
+    np = pytest.importorskip("numpy")
+    chunk = {
+        "id": "a",
+        "text": "Plug in the lamp.",
+        "score": np.float32(0.5),
+        "rank": np.int64(3),
+        "priority": np.int64(1),
+        "doc_id": np.int64(7),
+        "start": np.int64(0),
+        "end": np.int64(17),
+        "metadata": None,
+    }
+    result = satchel.pack([chunk, {"id": "b", "text": "It glows.", "priority": None}], "q?")
+    a = satchel.Chunk.from_dict(chunk)
+    assert (a.score, a.rank, a.doc_id, a.start, a.end, a.priority) == (
+        0.5,
+        3,
+        "7",
+        0,
+        17,
+        satchel.Priority.HIGH,
+    )
+    assert [type(v) for v in (a.score, a.rank, a.start, a.end)] == [float, int, int, int]
+    assert result.entry("b").priority == "MEDIUM" and dict(a.metadata) == {}
+
+
+def test_user_code_that_fails_is_named_and_kept_as_the_cause():
+    text = "The lamp blinks blue when the battery is low and needs charging soon. " * 4
+    chunks = [{"id": "a", "text": text, "role": "decisive"}]
+    options = {"compressor_roles": ["decisive"], "role_caps": {"decisive": 10}}
+
+    def broken(text, question, limit):
+        raise RuntimeError("api down")
+
+    with pytest.raises(
+        ConfigError,
+        match=r"the compressor 'broken' failed on a text of 280 characters \(RuntimeError: api down\)",
+    ) as info:
+        satchel.pack(chunks, "q?", compressor=broken, **options)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    # text that cannot be sent leaves the candidate out, with its reason
+    entry = satchel.pack(chunks, "q?", compressor=lambda t, q, n: "short \ud800", **options).entry("a")
+    assert entry.status == "dropped" and "lone surrogate" in entry.reason
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: satchel.Packer(colour="blue"), r"Packer\(\) got unknown option\(s\) colour"),
+        (lambda: satchel.RoleRule(max_decisive="2"), r"RoleRule\(max_decisive='2'\) must be a whole number"),
+        (lambda: satchel.RoleRule(decisive_gap="x"), r"RoleRule\(decisive_gap='x'\) must be a number"),
+        (
+            lambda: satchel.register_model(satchel.ModelProfile("m", "1000", "o200k_base")),
+            "context_window='1000' must be a positive whole number",
+        ),
+    ],
+)
+def test_bad_configuration_objects(make, match):
+    with pytest.raises(ConfigError, match=match):
+        make()
 
 
 def test_unknown_model_works_with_window_and_tokenizer():

@@ -91,8 +91,12 @@ def test_errors_name_the_fix():
         ContextWindow("gpt-4o").usage()
     with pytest.raises(satchel.ConfigError, match="max_tokens"):
         window.assemble(max_tokens=0)
-    with pytest.raises(satchel.InputError, match="priority"):
+    with pytest.raises(satchel.InputError, match="block 'y': priority='urgent' is not a priority"):
         window.add_block("c", "urgent", "y")
+    with pytest.raises(satchel.InputError, match="block id must be a non-empty string, got 5"):
+        window.add_block("c", Priority.LOW, 5)  # type: ignore[arg-type]
+    with pytest.raises(satchel.InputError, match="block 'y': text holds a lone surrogate"):
+        window.add_block("c\ud800", Priority.LOW, "y")
     for empty in ("", "  \n", None):
         with pytest.raises(satchel.InputError, match="block 'z': text must be a non-empty string"):
             window.add_block(empty, Priority.LOW, "z")  # type: ignore[arg-type]
