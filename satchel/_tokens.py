@@ -241,6 +241,10 @@ class HuggingFaceTokenizer:
             self._tok = _HFTokenizer.from_file(path)
         except Exception as exc:  # tokenizers raises plain Exception subclasses
             raise TokenizerError(f"cannot load {path!r} as a tokenizer.json: {exc}") from exc
+        # A tokenizer.json may carry the truncation and padding of its model's training;
+        # either would make every count wrong (capped, or padded to a length).
+        self._tok.no_truncation()
+        self._tok.no_padding()
         self.name = f"tokenizer.json:{os.path.basename(os.path.dirname(path)) or path}"
 
     def count(self, text: str) -> int:

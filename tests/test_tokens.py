@@ -9,7 +9,14 @@ import sys
 import pytest
 
 import satchel
-from satchel._tokens import ENCODINGS, EstimateTokenizer, TiktokenTokenizer, TokenCounter, load_encoding
+from satchel._tokens import (
+    ENCODINGS,
+    EstimateTokenizer,
+    HuggingFaceTokenizer,
+    TiktokenTokenizer,
+    TokenCounter,
+    load_encoding,
+)
 
 SAMPLES = [
     "Plus costs $2.99 a month.",
@@ -81,6 +88,28 @@ def tokenizer_json(tmp_path):
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
     return path
+
+
+def test_a_tokenizer_json_counts_without_its_truncation_or_padding(tokenizer_json, tmp_path):
+    # Shipped tokenizer.json files often carry their model's truncation (or padding):
+    # counts must be of the whole text, never capped or padded.
+    from tokenizers import Tokenizer
+
+    plain = Tokenizer.from_file(str(tokenizer_json))
+    text = " ".join(["the lamp blinks blue when it is ready"] * 20)
+    want = len(plain.encode(text, add_special_tokens=False).ids)
+    assert want > 16
+    for name, setting in (("truncation", {"max_length": 16}), ("padding", {"length": 64})):
+        tok = Tokenizer.from_file(str(tokenizer_json))
+        if name == "truncation":
+            tok.enable_truncation(**setting)
+        else:
+            tok.enable_padding(**setting)
+        path = tmp_path / name / "tokenizer.json"
+        path.parent.mkdir()
+        tok.save(str(path))
+        hf = HuggingFaceTokenizer(path)
+        assert hf.count(text) == want and hf.count_many([text, "the"]) == [want, 1], name
 
 
 def test_huggingface_tokenizer_json(tokenizer_json):
