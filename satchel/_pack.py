@@ -590,8 +590,10 @@ class Packer:
         return system if self.contract is None else f"{system}\n\n{self.contract}"
 
     def _restated(self) -> str:
-        """The contract restated between the sources and the question."""
-        return f"{QUESTION_SEPARATOR}<contract>{self.contract}</contract>"
+        """The contract restated between the sources and the question (escaped, as in the
+        user message it could otherwise close its tag and open others)."""
+        assert self.contract is not None
+        return f"{QUESTION_SEPARATOR}<contract>{escape_text(self.contract)}</contract>"
 
     def _attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
         if not chunk.metadata and chunk.title is None and chunk.section is None and chunk.updated is None:
@@ -651,12 +653,10 @@ class Packer:
             ids = [m.id for m in draft.members]
             blocks.append(source_block(n, chunk_attr(ids), self._attrs(draft.lead), draft.text))
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
-        # With nothing kept the prompt is the question alone: an empty <sources>
-        # element would cost tokens a zero source budget does not have.
-        user = sources_block(blocks) if blocks else ""
-        if self._restates:
-            user += self._restated()
-        user = (user + QUESTION_SEPARATOR if user else "") + question_block(question)
+        # With nothing kept the prompt is what follows the sources alone: an empty
+        # <sources> element would cost tokens a zero source budget does not have.
+        user = self._after_sources(question)
+        user = sources_block(blocks) + user if blocks else user.removeprefix(QUESTION_SEPARATOR)
         messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
         return messages, labels
 
@@ -666,7 +666,8 @@ class Packer:
         count, p = self._counter, self._profile
         system = count(messages[0]["content"])
         history = sum(count(m["content"]) for m in messages[1:-1])
-        question_part = count(self._after_sources(question))
+        # (with no sources the user message is that part alone, without its separator)
+        question_part = count(self._after_sources(question) if ordered else messages[-1]["content"])
         if ordered and count.additive and len(ordered) < 1000:
             # Exact without a second pass over the sources: the user message splits
             # into segments that tokenize independently (see _cost).
