@@ -96,6 +96,8 @@ class Admission:
     sources: list[Draft] = field(default_factory=list)
     decisions: dict[str, Decision] = field(default_factory=dict)
     used: int = 0
+    #: the highest label a source was costed with (sources move down when others merge)
+    widest_label: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +211,7 @@ def admit(
             )
             continue
         label = len(out.sources) + 1
+        out.widest_label = max(out.widest_label, label)
         overhead = cost([chunk], "", label)
         if left <= overhead:
             # The budget is full: nothing of this chunk can fit, so skip the dedupe work.

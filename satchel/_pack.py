@@ -376,7 +376,7 @@ class Packer:
         while True:
             ordered = apply_order(self.order, sorted(admission.sources, key=lambda d: d.rank))
             messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
-            usage = self._usage(messages, budget, question, ordered)
+            usage = self._usage(messages, budget, question, ordered, admission.widest_label)
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
@@ -661,16 +661,22 @@ class Packer:
         return messages, labels
 
     def _usage(
-        self, messages: list[dict[str, str]], budget: Budget, question: str, ordered: Sequence[Draft]
+        self,
+        messages: list[dict[str, str]],
+        budget: Budget,
+        question: str,
+        ordered: Sequence[Draft],
+        widest_label: int,
     ) -> TokenUsage:
         count, p = self._counter, self._profile
         system = count(messages[0]["content"])
         history = sum(count(m["content"]) for m in messages[1:-1])
         # (with no sources the user message is that part alone, without its separator)
         question_part = count(self._after_sources(question) if ordered else messages[-1]["content"])
-        if ordered and count.additive and len(ordered) < 1000:
+        if ordered and count.additive and widest_label < 1000:
             # Exact without a second pass over the sources: the user message splits
-            # into segments that tokenize independently (see _cost).
+            # into segments that tokenize independently, and each source was costed
+            # as it is labelled now, or with a label of as many digits (see _cost).
             user = self._sources_element(question) + sum(d.cost for d in ordered) + question_part
         else:
             user = count(messages[-1]["content"])

@@ -458,3 +458,24 @@ def test_user_code_runs_with_the_collector_on():
     )
     satchel.pack(chunks, "What mode?", tokenizer=tokens)
     assert compressing and all(compressing) and counting and all(counting)
+
+
+def test_totals_stay_exact_when_a_merge_moves_a_source_below_label_1000():
+    # 1000 sources are admitted (the last costed as S1000), then a window bridging two of
+    # them merges them: 999 are sent, and the totals must be those of what is rendered.
+    doc = "Alpha one is here. Beta two is there. Gamma three is far."
+    alpha, gamma = doc.index(" Beta"), doc.index("Gamma")
+    start, end = doc.index("here."), doc.index(" is far")  # a window bridging both
+    chunks = [
+        {"id": "w1", "text": doc[:alpha], "doc_id": "d", "start": 0, "end": alpha, "score": 1.0},
+        {"id": "w2", "text": doc[gamma:], "doc_id": "d", "start": gamma, "end": len(doc), "score": 0.99},
+    ]
+    chunks += [{"id": f"f{i}", "text": f"Filler {i}", "score": 0.9 - i * 1e-4} for i in range(998)]
+    chunks.append({"id": "w3", "text": doc[start:end], "doc_id": "d", "start": start, "end": end})
+    result = satchel.pack(chunks, "What is Beta?", dedupe=["neighbours"])
+    assert len(result.sources) == 999 and result.entry("w3").merged_into == "w1"
+    count = satchel.Packer().count
+    user = result.messages[-1]["content"]
+    after = user[user.index("\n</sources>") + len("\n</sources>") :]
+    assert result.tokens.prompt == sum(count(m["content"]) for m in result.messages) + result.tokens.framing
+    assert result.tokens.sources == count(user) - count(after)
