@@ -312,27 +312,26 @@ def _merge_neighbours(
     lead_draft = min(touching, key=lambda d: d.rank)
     union: Place = (chunk.doc_id, first, cursor)
     span: Place | None = union
-    removed = 0
+    members = [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk]
+    cuts: dict[str, _Cut] = {}
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).
-        fresh = ledger.fresh(text, own={m.id for d in touching for m in d.members})
+        fresh = ledger.fresh(text, own={m.id for m in members[:-1]})
         if fresh.sent_in and not fresh.text:
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
             out.decisions[chunk.id] = _already_sent(fresh, f"all it adds to {lead_draft.lead.id}")
             return
         if fresh.sent_in:
-            # (a sentence sent elsewhere may take a piece of a source with it: that piece
-            # was sent there too)
-            removed, text, span = len(fresh.sent_in), fresh.text, _within(union, fresh.run)
-    merged = Draft(
-        [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk],
-        text,
-        lead_draft.rank,
-        span,
-        role=lead_draft.role,
-    )
+            # A sentence sent elsewhere may take a piece of a member with it (a window cut
+            # inside it, now completed by the chunk): that member's entry says so, and a
+            # member left with nothing leaves the source.
+            text, span = fresh.text, _within(union, fresh.run)
+            cuts = _cut_members(fresh, union, touching, chunk)
+            members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
+    lead = members[0]
+    merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)
     index = out.sources.index(lead_draft)
     merged.cost = cost(merged.members, text, index + 1)
@@ -356,17 +355,86 @@ def _merge_neighbours(
     sources.put(merged, run)
     out.used += extra
     if ledger is not None:
-        ledger.record(text, lead_draft.lead.id)
-    for m in merged.members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
-        out.decisions[m.id].merged_into = lead_draft.lead.id
+        ledger.record(text, lead.id)
+    for m_id, cut in cuts.items():  # the members that lost sentences to the merge
+        if m_id == chunk.id:
+            continue
+        if cut.left:
+            decision = out.decisions[m_id]
+            decision.sentences_removed += cut.sentences
+            decision.reason += (
+                f"; {cut.sentences} sentence(s) of it went when {chunk.id} joined it (already sent in "
+                f"{', '.join(cut.sent_in)})"
+            )
+        else:
+            out.decisions[m_id] = Decision(
+                "dropped",
+                f"duplicate: all it sent was already sent (in {', '.join(cut.sent_in)}), as {chunk.id} "
+                "completed its sentence(s)",
+                "dedupe",
+                duplicate_of=cut.sent_in[0],
+                sentences_removed=cut.sentences,
+            )
+    for m in members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
+        out.decisions[m.id].merged_into = lead.id
+    removed = cuts.get(chunk.id, _UNCUT).sentences
+    if lead is chunk:  # every member it joined is gone (see above)
+        gone = ", ".join(m_id for m_id, cut in cuts.items() if not cut.left)
+        out.decisions[chunk.id] = Decision(
+            "kept",
+            f"admitted{_without(removed)}, in place of {gone} (same document), whose text was already sent",
+            "admit",
+            sentences_removed=removed,
+        )
+        return
     out.decisions[chunk.id] = Decision(
         "kept",
-        f"merged into {lead_draft.lead.id}: neighbour in the same document, overlap sent once"
-        + _without(removed),
+        f"merged into {lead.id}: neighbour in the same document, overlap sent once" + _without(removed),
         "dedupe",
-        merged_into=lead_draft.lead.id,
+        merged_into=lead.id,
         sentences_removed=removed,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """What a merge's ledger took from one member: how many sentences touching its text,
+    where they were sent, and whether any of its text is left."""
+
+    sentences: int = 0
+    sent_in: tuple[str, ...] = ()
+    left: bool = True
+
+
+_UNCUT = _Cut()
+
+
+def _cut_members(fresh: Fresh, union: Place, touching: Sequence[Draft], chunk: Chunk) -> dict[str, _Cut]:
+    """For each member of a merge (the ``touching`` sources' and ``chunk``) that the ledger took
+    sentences from, what it lost (``fresh``: the merged text at ``union`` after the ledger)."""
+    assert fresh.split is not None and chunk.start is not None and chunk.end is not None
+    first = union[1]
+    gone = [
+        (first + s, first + e, where)
+        for (s, e), where in zip(fresh.split.spans, fresh.seen, strict=True)
+        if where is not None
+    ]
+    ranges = [(chunk, chunk.start, chunk.end)]
+    for d in touching:
+        assert d.span is not None
+        ranges += [(m, max(d.span[1], m.start or 0), min(d.span[2], m.end or 0)) for m in d.members]
+    out = {}
+    for m, start, end in ranges:
+        hits = [(s, e, where) for s, e, where in gone if s < end and e > start]
+        if not hits:
+            continue
+        left, at = False, start  # any of its text outside the sentences taken?
+        for s, e, _ in hits:
+            left = left or bool(fresh.original[at - first : s - first].strip())
+            at = max(at, e)
+        left = left or bool(fresh.original[at - first : end - first].strip())
+        out[m.id] = _Cut(len(hits), tuple(sorted({where for *_, where in hits})), left)
+    return out
 
 
 def _no_room(chunk: Chunk, needs: int, left: int, budget: int, names: tuple[str, str]) -> Decision:

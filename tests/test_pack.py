@@ -254,6 +254,50 @@ def test_no_sentence_is_sent_twice_whatever_windows_merge():
         assert any(len(s.ids) > 1 for s in r.sources)
 
 
+def test_a_merge_that_takes_a_members_sentence_says_so_in_its_entry():
+    # w1 is cut inside a sentence that x sends whole; w2 completes it, and the merge leaves
+    # the sentence out: w1's entry says it lost it (its text is no longer all sent).
+    doc = (
+        "The lamp blinks blue when it is ready. Plus costs two dollars and ninety nine cents a month. "
+        "The warranty covers two years from delivery."
+    )
+    cut = doc.index("ninety")
+    chunks = [
+        {"id": "x", "text": "Plus costs two dollars and ninety nine cents a month.", "score": 0.9},
+        {"id": "w1", "text": doc[:cut], "doc_id": "d", "start": 0, "end": cut, "score": 0.8},
+        {"id": "w2", "text": doc[cut:], "doc_id": "d", "start": cut, "end": len(doc), "score": 0.7},
+    ]
+    r = satchel.pack(chunks, "q?")
+    assert (
+        r.sources[1].text
+        == "The lamp blinks blue when it is ready. The warranty covers two years from delivery."
+    )
+    w1 = r.entry("w1")
+    assert w1.kept and w1.sentences_removed == 1
+    assert w1.reason == "admitted; 1 sentence(s) of it went when w2 joined it (already sent in x)"
+    # a member left with nothing leaves the source: a citation of it could not be true
+    doc = "Intro words here.\n\nRefunds take five business days."
+    i = doc.index(" five")
+    x = {"id": "x", "text": "Refunds take five business days.", "priority": "high"}
+    chunks = [
+        x,
+        {"id": "a", "text": doc[i:], "doc_id": "d", "start": i, "end": len(doc), "score": 0.9},
+        {"id": "b", "text": doc[:i], "doc_id": "d", "start": 0, "end": i, "score": 0.5},
+    ]
+    r = satchel.pack(chunks, "q?")
+    assert [(s.ids, s.text) for s in r.sources] == [
+        (("x",), chunks[0]["text"]),
+        (("b",), "Intro words here."),
+    ]
+    a, b = r.entry("a"), r.entry("b")
+    assert (
+        not a.kept
+        and a.duplicate_of == "x"
+        and a.reason.startswith("duplicate: all it sent was already sent")
+    )
+    assert b.kept and b.label == "S2" and "in place of a (same document)" in b.reason
+
+
 def test_neighbours_that_disagree_on_their_shared_characters_are_not_merged():
     # Two versions of a document under one id: merging would lose one text, so each
     # goes on its own, judged by its text, and the manifest says why.
