@@ -176,7 +176,11 @@ def _cell(value: Any, width: int) -> str:
 
 
 def format_trace(data: Mapping[str, Any]) -> str:
-    """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table."""
+    """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table.
+
+    A logged record may hold null where an optional field is unknown (satchel.log.read_log
+    checks the rest of its shape); those show as ``?``.
+    """
     tokens = data["tokens"]
     budget = data["budget"]
     lines = []
@@ -192,7 +196,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
     lines.append(
         f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "
         f"{tokens['source_budget']}), answer reserve {tokens['answer_reserve']}, free "
-        f"{tokens['free']}; tokenizer {data.get('tokenizer', {}).get('name', '?')} ({exact})"
+        f"{tokens['free']}; tokenizer {(data.get('tokenizer') or {}).get('name') or '?'} ({exact})"
     )
     rows: list[Sequence[Any]] = []
     for e in data["manifest"]:
@@ -221,6 +225,6 @@ def format_trace(data: Mapping[str, Any]) -> str:
     lines.append("")
     lines.append(
         f"{kept} kept, {len(data['manifest']) - kept} dropped, "
-        f"order {data.get('config', {}).get('order', '?')}"
+        f"order {(data.get('config') or {}).get('order') or '?'}"
     )
     return "\n".join(lines)

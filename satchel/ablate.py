@@ -47,6 +47,7 @@ from ._errors import ConfigError, InputError
 from ._manifest import PackResult, prompt_hash
 from ._order import OrderFn, apply_order
 from ._pack import Packer, rank_candidates
+from .log import decode_utf8, load_json
 
 __all__ = [
     "ABLATION_SYSTEM",
@@ -156,19 +157,19 @@ def load_queries(path: str | os.PathLike[str], limit: int | None = None) -> list
     """Read a query-set JSONL file (one query per line; blank lines skipped); at most ``limit`` queries."""
     name = os.fspath(path)
     try:
-        handle = open(name, encoding="utf-8")
+        handle = open(name, "rb")  # bytes, so a line that is not UTF-8 is named, not a traceback
     except OSError as exc:
         raise InputError(f"cannot read the query set {name!r}: {exc.strerror}; give a JSONL file") from None
     queries: list[Query] = []
     with handle:
-        for n, line in enumerate(handle, start=1):
+        for n, raw in enumerate(handle, start=1):
             if limit is not None and len(queries) >= limit:
                 break
-            if not line.strip():
+            if not raw.strip():
                 continue
             where = f"{name} line {n}"
             try:
-                data = json.loads(line)
+                data = load_json(decode_utf8(raw, where), where)
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"{where} is not valid JSON ({exc}); give one query object per line"

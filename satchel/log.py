@@ -8,7 +8,13 @@ budget, tokenizer, configuration and ``prompt_sha256``) plus:
 - ``citations``: :class:`~satchel.citations.Citations` as a dict, or null.
 
 A record is the shape :func:`satchel._manifest.format_trace` reads, so
-``satchel trace LOG`` prints the same table as ``satchel pack --format trace``.
+``satchel trace LOG`` prints the same table as ``satchel pack --format trace``;
+:func:`read_log` checks that shape (:data:`RECORD_SHAPE`) so a damaged record is
+one clear error, not a failure halfway through the table.
+
+:func:`decode_utf8` and :func:`load_json` turn every way a JSON file can fail to
+decode into an :class:`~satchel.InputError` naming it; each reader of Satchel's
+files (logs, requests, query sets, options) goes through them.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,10 +31,146 @@ from ._errors import InputError
 from ._manifest import PackResult, canonical_json
 from .citations import Citations, cite
 
-__all__ = ["LOG_KEYS", "append_log", "read_log"]
+__all__ = ["LOG_KEYS", "RECORD_SHAPE", "append_log", "decode_utf8", "load_json", "read_log"]
 
 #: Keys every record holds; read_log rejects a line without them.
 LOG_KEYS = ("budget", "logged_at", "manifest", "prompt_sha256", "tokens")
+
+# -- the fields `satchel trace` reads ------------------------------------------------
+
+#: A kind of JSON value: how an error names it, and the test a value must pass.
+#: (``type(v) is int`` because JSON's true and false decode to bool, an int subclass.)
+_Kind = tuple[str, Callable[[Any], bool]]
+
+_INTEGER: _Kind = ("an integer", lambda v: type(v) is int)
+_NUMBER: _Kind = ("a number", lambda v: type(v) in (int, float))
+_STRING: _Kind = ("a string", lambda v: type(v) is str)
+_BOOLEAN: _Kind = ("true or false", lambda v: type(v) is bool)
+_STRINGS: _Kind = ("a list of strings", lambda v: type(v) is list and all(type(x) is str for x in v))
+_LABELS: _Kind = (
+    "an object of label: chunk id (or list of chunk ids)",
+    lambda v: type(v) is dict and all(type(t) is str or _STRINGS[1](t) for t in v.values()),
+)
+
+# A shape maps each field to its kind, to a nested shape, or to [shape] for a list of them;
+# a field ending in "?" may be missing or null (the display leaves it out or shows "-" or "?").
+_BUDGET = {
+    **dict.fromkeys(("context_window", "system", "question", "history", "answer", "sources"), _INTEGER),
+    **dict.fromkeys(("contract?", "other?", "cap?"), _INTEGER),
+}
+_TOKENS = {
+    **dict.fromkeys(("prompt", "sources", "source_budget", "answer_reserve", "free"), _INTEGER),
+    "exact?": _BOOLEAN,
+}
+_ENTRY = {
+    "id": _STRING,
+    "status": _STRING,
+    "reason": _STRING,
+    "tokens": _INTEGER,
+    "position?": _INTEGER,
+    "label?": _STRING,
+    "role?": _STRING,
+    "cost?": _INTEGER,
+    "conflicts_with?": _STRINGS,
+}
+_ANSWER = {
+    "text?": _STRING,
+    "model?": _STRING,
+    "prompt_tokens?": _INTEGER,
+    "completion_tokens?": _INTEGER,
+    "latency_s?": _NUMBER,
+    "finish_reason?": _STRING,
+}
+_REFERENCE = {"label": _STRING, "chunk_id": _STRING, "title?": _STRING, "section?": _STRING}
+_CITATIONS = {
+    **dict.fromkeys(("cited_labels", "uncited_labels", "unknown_labels"), _STRINGS),
+    "references?": [_REFERENCE],
+}
+
+#: What a record must hold for ``satchel trace`` to show it; read_log refuses any other.
+RECORD_SHAPE: dict[str, Any] = {
+    "budget": _BUDGET,
+    "tokens": _TOKENS,
+    "manifest": [_ENTRY],
+    "logged_at": _STRING,
+    "prompt_sha256": _STRING,
+    "question?": _STRING,
+    "tokenizer?": {"name?": _STRING},
+    "config?": {"order?": _STRING},
+    "labels?": _LABELS,
+    "answer?": _ANSWER,
+    "citations?": _CITATIONS,
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as an error quotes it: containers by kind (they can be large), the rest as JSON."""
+    if type(value) is dict:
+        return "an object"
+    if type(value) is list:
+        return "a list"
+    text = canonical_json(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _misfit(value: Any, shape: Any, path: str = "") -> str | None:
+    """The first field of ``value`` that does not fit ``shape`` (``"budget.cap is ..."``), or None."""
+    if type(shape) is tuple:
+        what, test = shape
+        return None if test(value) else f"{path} is {_shown(value)}, not {what}"
+    if type(shape) is list:
+        if type(value) is not list:
+            return f"{path} is {_shown(value)}, not a list"
+        for i, item in enumerate(value):
+            if problem := _misfit(item, shape[0], f"{path}[{i}]"):
+                return problem
+        return None
+    if type(value) is not dict:
+        return f"{path} is {_shown(value)}, not an object"
+    for key, kind in shape.items():
+        name = key.rstrip("?")
+        field = f"{path}.{name}" if path else name
+        if key.endswith("?") and value.get(name) is None:
+            continue
+        if name not in value:
+            return f"{field} is missing"
+        if problem := _misfit(value[name], kind, field):
+            return problem
+    return None
+
+
+# -- reading JSON files -----------------------------------------------------------------
+
+
+def decode_utf8(raw: bytes, where: str, fix: str = "save it as UTF-8") -> str:
+    """``raw`` as text; if it is not UTF-8, an InputError naming ``where`` and the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        at = f"offset {exc.start}" + (f", line {line}" if line > 1 else "")
+        raise InputError(f"{where} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at {at}); {fix}") from None
+
+
+def load_json(text: str, where: str) -> Any:
+    """``json.loads(text)``; a value Python's reader refuses is an InputError naming ``where``.
+
+    A syntax error stays :class:`json.JSONDecodeError`: each caller words that itself
+    (``satchel pack`` reads a file that is not one JSON value as JSONL).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits()
+        raise InputError(
+            f"{where} holds an integer longer than {sys.get_int_max_str_digits()} digits, which "
+            "Python's JSON reader refuses; shorten it or write it as a string"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"{where} nests arrays or objects deeper than Python's JSON reader can follow; flatten it"
+        ) from None
 
 
 def _answer_dict(answer: Any) -> dict[str, Any]:
@@ -91,7 +234,11 @@ def append_log(
 
 
 def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The records of a log, in the order they were written (blank lines are skipped)."""
+    """The records of a log, in the order they were written (blank lines are skipped).
+
+    Each record is checked against :data:`RECORD_SHAPE`; one that does not fit is an
+    InputError naming its line, its record number and the field.
+    """
     name = os.fspath(path)
     try:
         handle = open(path, "rb")
@@ -99,26 +246,31 @@ def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise InputError(
             f"cannot read the log {name!r}: {exc.strerror}; write one with `satchel pack --log {name}`"
         ) from None
+    number = 0
     with handle:
         for n, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
+            number += 1
+            where = f"{name} line {n}"
+            text = decode_utf8(raw, where, "a Satchel log is UTF-8 JSONL; remove or repair that line")
             try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise InputError(
-                    f"{name} line {n} is not UTF-8 text; a Satchel log is UTF-8 JSONL; "
-                    "remove or repair that line"
-                ) from None
+                record = load_json(text, where)
             except json.JSONDecodeError as exc:
                 raise InputError(
-                    f"{name} line {n} is not valid JSON ({exc.msg}); a Satchel log holds one JSON record "
+                    f"{where} is not valid JSON ({exc.msg}); a Satchel log holds one JSON record "
                     "per line; remove or repair that line"
                 ) from None
             missing = [k for k in LOG_KEYS if not isinstance(record, dict) or k not in record]
             if missing:
                 raise InputError(
-                    f"{name} line {n} is not a Satchel log record (missing {', '.join(missing)}); "
+                    f"{where} is not a Satchel log record (missing {', '.join(missing)}); "
                     "log packs with satchel.log.append_log or `satchel pack --log`"
+                )
+            problem = _misfit(record, RECORD_SHAPE)
+            if problem:
+                raise InputError(
+                    f"{where} (record {number}): {problem}; remove or repair that record "
+                    "(`satchel pack --log` writes whole ones)"
                 )
             yield record

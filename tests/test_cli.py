@@ -15,7 +15,8 @@ def run(capsys, *argv, stdin=None, monkeypatch=None):
     if stdin is not None:
         import io
 
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        # pack reads stdin's bytes (sys.stdin.buffer) so that it can name a byte that is not UTF-8
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8"))))
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err

@@ -11,8 +11,9 @@ import time
 from typing import Any, TextIO
 
 from .._errors import InputError
+from ..log import decode_utf8, load_json
 from . import command
-from .pack import add_pack_options, pack_options
+from .pack import add_pack_options, pack_options, refuse_blank
 
 
 class Progress:
@@ -100,19 +101,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _read_options(path: str | None) -> dict[str, Any]:
     if path is None:
         return {}
+    where = f"--options {path!r}"
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except OSError as exc:
-        raise InputError(f"cannot read --options {path!r}: {exc.strerror}") from None
+        raise InputError(f"cannot read {where}: {exc.strerror}") from None
+    try:
+        data = load_json(decode_utf8(raw, where), where)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"--options {path!r} is not valid JSON ({exc}); give an object of pack() options"
-        ) from None
+        raise InputError(f"{where} is not valid JSON ({exc}); give an object of pack() options") from None
     if not isinstance(data, dict):
-        raise InputError(
-            f'--options {path!r} must hold a JSON object of pack() options, e.g. {{"max_sources": 5}}'
-        )
+        raise InputError(f'{where} must hold a JSON object of pack() options, e.g. {{"max_sources": 5}}')
     return data
 
 
@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from ..ablate import load_queries, run_ablation, write_outputs
     from ..clients import LocalClient, client_from_spec
 
+    refuse_blank(args, "tokenizer", "pack_model")
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit} must be a positive number of queries")
     queries = load_queries(args.queries, limit=args.limit)

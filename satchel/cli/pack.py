@@ -8,11 +8,13 @@ import sys
 from importlib import resources
 from typing import Any
 
+from .._chunk import Chunk
 from .._errors import InputError
 from .._manifest import canonical_json
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
+from ..log import decode_utf8, load_json
 from . import command
 
 FORMATS = ("text", "messages", "json", "trace")
@@ -31,50 +33,78 @@ def example_request() -> dict[str, Any]:
 
 def read_request(path: str, question: str | None) -> dict[str, Any]:
     """A JSON request object, or JSONL candidates (one per line) with --question."""
-    if path == "-":
-        raw = sys.stdin.read()
-        name = "stdin"
-    else:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                raw = handle.read()
-        except OSError as exc:
-            raise InputError(
-                f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin"
-            ) from None
-        name = path
-    try:
-        whole = json.loads(raw)
-    except json.JSONDecodeError:
-        whole = None
-    if isinstance(whole, dict) and "candidates" in whole:
-        data = whole
-        unknown = set(data) - REQUEST_KEYS - {"candidates", "question"}
-        if unknown:
-            raise InputError(
-                f"{name}: unknown key(s) {', '.join(sorted(unknown))}; a request holds candidates, question "
-                "and pack() options"
-            )
-    elif isinstance(whole, list):
-        data = {"candidates": whole}
-    else:
-        candidates = []
-        for n, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                candidates.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{name} line {n} is not valid JSON ({exc}); give a JSON request object with "
-                    "'candidates', a JSON list, or one candidate object per line"
-                ) from None
-        data = {"candidates": candidates}
+    name = "stdin" if path == "-" else path
+    text = decode_utf8(_read_bytes(path), name, "send UTF-8" if path == "-" else "save it as UTF-8")
+    if not text.strip():
+        raise InputError(f'{name} is empty; give a JSON request with "candidates" or JSONL candidates')
+    data = _parse_request(text, name)
     if question is not None:
         data["question"] = question
     if not data.get("question"):
         raise InputError(f"{name} has no question; put 'question' in the request or pass --question")
     return data
+
+
+def _read_bytes(path: str) -> bytes:
+    """The file's bytes (stdin's for -): decoded by decode_utf8, which names a bad byte."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin"
+        ) from None
+
+
+def _parse_request(text: str, name: str) -> dict[str, Any]:
+    """A request object, a JSON list of candidates, or (when the text is not one JSON value) JSONL."""
+    try:
+        whole = load_json(text, name)
+    except json.JSONDecodeError:
+        return {"candidates": _jsonl_candidates(text, name)}
+    if isinstance(whole, dict) and "candidates" in whole:
+        unknown = set(whole) - REQUEST_KEYS - {"candidates", "question"}
+        if unknown:
+            raise InputError(
+                f"{name}: unknown key(s) {', '.join(sorted(unknown))}; a request holds candidates, question "
+                "and pack() options"
+            )
+        return whole
+    if isinstance(whole, dict) and whole and not {"id", "text"} & whole.keys():
+        # Not a one-line JSONL candidate either: most likely a request whose "candidates" is misspelt.
+        unknown = set(whole) - REQUEST_KEYS - {"question"}
+        raise InputError(
+            f'{name} is a JSON object without "candidates"'
+            + (f" (unknown key(s) {', '.join(sorted(unknown))})" if unknown else "")
+            + '; a request holds "candidates": [...], "question" and pack() options'
+        )
+    if isinstance(whole, list):
+        return {"candidates": whole}
+    return {"candidates": _jsonl_candidates(text, name)}
+
+
+def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
+    """One candidate per line, each checked here so that an error names its line."""
+    candidates = []
+    # "\n" only: str.splitlines() also splits at U+2028 and the like, which JSON strings may hold.
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {n}"
+        try:
+            data = load_json(line, where)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{where} is not valid JSON ({exc}); give a JSON request object with "
+                "'candidates', a JSON list, or one candidate object per line"
+            ) from None
+        try:
+            candidates.append(Chunk.from_dict(data))
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
+    return candidates
 
 
 def add_pack_options(p: argparse.ArgumentParser) -> None:
@@ -137,6 +167,24 @@ def role_caps(text: str) -> dict[str, int | float | None]:
     return caps
 
 
+#: How to fix each option that must not be blank: taken as "not given", a default would win unsaid.
+BLANK_FIXES = {
+    "question": "give the question, or leave --question out to use the request's",
+    "log": "give the path of a JSONL log to append to, or leave --log out",
+    "tokenizer": "give o200k_base, cl100k_base, a tokenizer.json path or 'estimate', or leave "
+    "--tokenizer out for the model's own",
+    "pack_model": "give a registered model name, or leave --pack-model out to budget for --model",
+}
+
+
+def refuse_blank(args: argparse.Namespace, *names: str) -> None:
+    """Raise InputError for any of these options given as an empty (or all-space) string."""
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None and not value.strip():
+            raise InputError(f"--{name.replace('_', '-')} {value!r} is blank; {BLANK_FIXES[name]}")
+
+
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
     """Request keys, overridden by whatever was given on the command line."""
     options = {k: v for k, v in request.items() if k not in ("candidates", "question")}
@@ -186,6 +234,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._pack import pack
 
+    refuse_blank(args, "question", "log", "tokenizer")
     if args.example == bool(args.file):
         raise InputError("give a request FILE (or - for stdin), or --example, but not both")
     request = example_request() if args.example else read_request(args.file, args.question)

@@ -41,8 +41,8 @@ def _answer_summary(record: Mapping[str, Any]) -> list[str]:
     lines.extend("  " + line for line in (answer.get("text") or "").splitlines() or [""])
     citations = record.get("citations")
     if citations:
-        labels = record.get("labels", {})
-        refs = {(r["label"], r["chunk_id"]): r for r in citations.get("references", [])}
+        labels = record.get("labels") or {}
+        refs = {(r["label"], r["chunk_id"]): r for r in citations.get("references") or []}
 
         def describe(label: str) -> str:
             target = labels.get(label)

@@ -1,0 +1,253 @@
+"""Bad input to the command line: one line on stderr naming the file (and line or field), exit 2."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import sys
+
+import pytest
+
+import satchel
+from satchel.ablate import load_queries
+from satchel.cli import main
+from satchel.cli.pack import example_request
+from satchel.clients import Answer
+from satchel.log import append_log, read_log
+
+CANDIDATE = '{"id": "a", "text": "Alpha."}\n'
+QUERY = {"question": "Q?", "candidates": [{"id": "a", "text": "Alpha."}], "answers": ["Alpha"], "gold": ["a"]}
+HUGE = "1" * 5000  # more digits than Python's int() takes from a string
+DEEP = "[" * 100_000  # deeper than Python's JSON reader recurses
+
+
+def fails(capsys, *argv: str, stdin: str | bytes | None = None, monkeypatch=None) -> str:
+    """Run the command; assert it failed with one `satchel: error:` line and no output; return that line."""
+    if stdin is not None:
+        raw = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith("satchel: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def write(tmp_path, name: str, content: str | bytes):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
+def queries_file(tmp_path) -> str:
+    return write(tmp_path, "q.jsonl", json.dumps(QUERY) + "\n")
+
+
+# -- 1. files that are not UTF-8 -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        ('{"candidates": [{"id": "a", "text": "caf\u00e9"}]}'.encode("latin-1"), "byte 0xe9 at offset 40"),
+        ('{"candidates": []}'.encode("utf-16"), "byte 0xff at offset 0"),
+        (b"\x7fELF\x02\x01\x01\x00" + bytes(range(128, 256)), "byte 0x80 at offset 8"),
+        (CANDIDATE.encode() + b'{"id": "b", "text": "\xff"}\n', "byte 0xff at offset 51, line 2"),
+    ],
+    ids=["latin-1", "utf-16", "binary", "jsonl-one-bad-line"],
+)
+def test_pack_names_a_file_that_is_not_utf8(tmp_path, capsys, content, where):
+    path = write(tmp_path, "req.json", content)
+    err = fails(capsys, "pack", path, "--question", "Q?")
+    assert f"{path} is not UTF-8 text ({where}); save it as UTF-8" in err
+
+
+def test_pack_names_stdin_that_is_not_utf8(capsys, monkeypatch):
+    err = fails(capsys, "pack", "-", "--question", "Q?", stdin=b"\xff\xfe", monkeypatch=monkeypatch)
+    assert "stdin is not UTF-8 text (byte 0xff at offset 0)" in err
+
+
+def test_ablate_names_a_query_set_or_options_file_that_is_not_utf8(tmp_path, capsys):
+    latin = json.dumps({**QUERY, "question": "Caf\u00e9?"}, ensure_ascii=False).encode("latin-1")
+    queries = write(tmp_path, "bad.jsonl", json.dumps(QUERY).encode() + b"\n" + latin + b"\n")
+    err = fails(capsys, "ablate", queries, "--out", str(tmp_path / "out"))
+    assert f"{queries} line 2 is not UTF-8 text (byte 0xe9 at offset 17); save it as UTF-8" in err
+
+    options = write(tmp_path, "opts.json", '{"system": "S\u00e9"}'.encode("latin-1"))
+    err = fails(capsys, "ablate", queries_file(tmp_path), "--options", options, "--out", str(tmp_path / "o"))
+    assert f"--options {options!r} is not UTF-8 text (byte 0xe9 at offset 13)" in err
+
+
+# -- 2. integers too long, nesting too deep ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (f'{{"candidates": [], "question": "Q?", "max_sources": {HUGE}}}', "holds an integer longer than"),
+        (DEEP, "nests arrays or objects deeper than"),
+    ],
+    ids=["huge-int", "deep"],
+)
+def test_json_python_cannot_read_is_named_everywhere(tmp_path, capsys, monkeypatch, text, message):
+    path = write(tmp_path, "req.json", text)
+    assert message in fails(capsys, "pack", path, "--question", "Q?")
+    assert path in fails(capsys, "pack", path, "--question", "Q?")
+    err = fails(capsys, "pack", "-", "--question", "Q?", stdin=text, monkeypatch=monkeypatch)
+    assert err.startswith(f"satchel: error: stdin {message.split()[0]}")
+    assert f"{path} line 1 {message.split()[0]}" in fails(capsys, "trace", path)
+    assert f"{path} line 1 {message.split()[0]}" in fails(capsys, "ablate", path, "--out", str(tmp_path))
+    err = fails(capsys, "ablate", queries_file(tmp_path), "--options", path, "--out", str(tmp_path))
+    assert f"--options {path!r} {message.split()[0]}" in err
+
+
+def test_a_huge_integer_on_a_later_query_line_names_that_line(tmp_path):
+    path = write(tmp_path, "q.jsonl", json.dumps(QUERY) + "\n" + f'{{"id": {HUGE}}}\n')
+    with pytest.raises(satchel.InputError, match=r"q\.jsonl line 2 holds an integer longer than"):
+        load_queries(path)
+
+
+# -- 3. log records satchel trace cannot show ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory):
+    """A logged pack with an answer and its citations, as `satchel trace` reads it."""
+    request = example_request()
+    result = satchel.pack(request.pop("candidates"), request.pop("question"), **request)
+    log = tmp_path_factory.mktemp("log") / "packs.jsonl"
+    append_log(log, result, answer=Answer("Thirty days [S1].", "smollm2", 900, 12, 1.5, "stop"))
+    [logged] = read_log(log)
+    return logged
+
+
+def _broken(record, path: str, value) -> dict:
+    """A copy of ``record`` with the field at ``path`` (``a.b.0.c``) set to ``value`` (or deleted: ...)."""
+    out = copy.deepcopy(record)
+    *parents, last = path.split(".")
+    target = out
+    for key in parents:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if value is ...:
+        del target[last]
+    else:
+        target[last] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        ("manifest.0.status", ..., "manifest[0].status is missing"),
+        ("budget", {}, "budget.context_window is missing"),
+        ("answer", "a string", 'answer is "a string", not an object'),
+        ("budget.context_window", None, "budget.context_window is null, not an integer"),
+        ("tokens", None, "tokens is null, not an object"),
+        ("question", 5, "question is 5, not a string"),
+        ("manifest", 5, "manifest is 5, not a list"),
+        ("manifest.1.tokens", "12", 'manifest[1].tokens is "12", not an integer'),
+        ("manifest.0.position", "1", 'manifest[0].position is "1", not an integer'),
+        ("citations.uncited_labels", ..., "citations.uncited_labels is missing"),
+        ("citations.references.0.chunk_id", ..., "citations.references[0].chunk_id is missing"),
+        ("answer.latency_s", "fast", 'answer.latency_s is "fast", not a number'),
+        ("answer.text", 5, "answer.text is 5, not a string"),
+        ("tokenizer", "o200k", 'tokenizer is "o200k", not an object'),
+        ("labels.S1", 5, "labels is an object, not an object of label: chunk id"),
+    ],
+)
+def test_trace_names_the_record_and_field_it_cannot_show(tmp_path, capsys, record, path, value, problem):
+    log = tmp_path / "packs.jsonl"
+    log.write_text(json.dumps(record) + "\n\n" + json.dumps(_broken(record, path, value)) + "\n")
+    err = fails(capsys, "trace", str(log), "--all")
+    assert f"packs.jsonl line 3 (record 2): {problem}" in err
+    with pytest.raises(satchel.InputError, match=r"line 3 \(record 2\)"):
+        list(read_log(log))
+
+
+def test_trace_shows_a_record_whose_optional_fields_are_null(tmp_path, capsys, record):
+    nulls = {**record, "config": None, "tokenizer": None, "labels": None, "question": None}
+    nulls["citations"] = {**record["citations"], "references": None}
+    log = tmp_path / "packs.jsonl"
+    log.write_text(json.dumps(nulls) + "\n")
+    assert main(["trace", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "tokenizer ? (exact)" in out and "kept, 1 dropped, order ?\n" in out
+    assert "\ncited:   S1\n" in out  # without labels, the chunk ids are unknown
+
+
+# -- 4. empty input -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", ["", "  \n\n\t\n"], ids=["empty", "blank"])
+def test_an_empty_request_is_an_error(tmp_path, capsys, monkeypatch, content):
+    path = write(tmp_path, "req.json", content)
+    expected = 'is empty; give a JSON request with "candidates" or JSONL candidates'
+    assert f"{path} {expected}" in fails(capsys, "pack", path, "--question", "Q?")
+    err = fails(capsys, "pack", "-", "--question", "Q?", stdin=content, monkeypatch=monkeypatch)
+    assert f"stdin {expected}" in err
+
+
+# -- 5. a request without "candidates" ----------------------------------------------------
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty"])
+@pytest.mark.parametrize("question", [[], ["--question", "What?"]], ids=["", "with-question"])
+def test_a_request_without_candidates_names_its_unknown_keys(tmp_path, capsys, indent, question):
+    request = {"question": "What?", "cands": [{"id": "a", "text": "x"}], "order": "edges"}
+    path = write(tmp_path, "req.json", json.dumps(request, indent=indent))
+    err = fails(capsys, "pack", path, *question)
+    assert f'{path} is a JSON object without "candidates" (unknown key(s) cands); a request holds' in err
+
+
+def test_a_lone_object_is_a_request_unless_it_is_a_candidate(tmp_path, capsys):
+    request = write(tmp_path, "req.json", '{"question": "What?"}')
+    assert 'req.json is a JSON object without "candidates"; a request holds' in fails(capsys, "pack", request)
+    candidate = write(tmp_path, "c.jsonl", CANDIDATE)  # one line of JSONL: still a candidate
+    assert main(["pack", candidate, "--question", "Q?", "--format", "json"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out)["manifest"]] == ["a"]
+
+
+# -- 6. JSONL lines that are JSON but not candidates --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [("5", "a candidate must be a satchel.Chunk or a dict, got int: 5"), ('{"text": "y"}', "has no 'id'")],
+)
+def test_a_jsonl_line_that_is_not_a_candidate_is_named(tmp_path, capsys, line, problem):
+    path = write(tmp_path, "c.jsonl", CANDIDATE + "\n" + line + "\n")
+    err = fails(capsys, "pack", path, "--question", "Q?")
+    assert f"{path} line 3: " in err and problem in err
+
+
+def test_jsonl_lines_split_at_newlines_only(tmp_path, capsys):
+    path = write(tmp_path, "c.jsonl", '{"id": "a", "text": "one\u2028two"}\n' + '{"id": "b", "text": "x"}\n')
+    assert main(["pack", path, "--question", "Q?", "--format", "json"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out)["manifest"]] == ["a", "b"]
+
+
+# -- 7. blank option values ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["pack", "--example", "--question", ""], "--question '' is blank"),
+        (["pack", "--example", "--question", "  "], "--question '  ' is blank"),
+        (["pack", "FILE", "--question", ""], "--question '' is blank"),
+        (["pack", "--example", "--log", ""], "--log '' is blank"),
+        (["pack", "--example", "--tokenizer", ""], "--tokenizer '' is blank"),
+        (["ablate", "/no/such.jsonl", "--out", "o", "--tokenizer", ""], "--tokenizer '' is blank"),
+        (["ablate", "/no/such.jsonl", "--out", "o", "--pack-model", ""], "--pack-model '' is blank"),
+    ],
+)
+def test_blank_option_values_are_refused(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "FILE", CANDIDATE)
+    err = fails(capsys, *argv)
+    assert message in err and "leave --" in err
+    assert list(tmp_path.iterdir()) == [tmp_path / "FILE"]  # no log written
