@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._budget import Budget
+from ._errors import InputError
 
 __all__ = ["ManifestEntry", "PackResult", "PackedSource", "TokenUsage", "canonical_json", "format_trace"]
 
@@ -130,10 +131,12 @@ class PackResult:
         return [e for e in self.manifest if not e.kept]
 
     def entry(self, chunk_id: str) -> ManifestEntry:
+        """The manifest entry of the candidate ``chunk_id``."""
         for e in self.manifest:
             if e.id == chunk_id:
                 return e
-        raise KeyError(chunk_id)
+        known = ", ".join(repr(e.id) for e in self.manifest[:5]) + (", ..." if len(self.manifest) > 5 else "")
+        raise InputError(f"no candidate {chunk_id!r} was packed here; the candidates were {known or 'none'}")
 
     def chat_messages(self) -> list[dict[str, str]]:
         """The messages as fresh dicts, ready for a chat API."""

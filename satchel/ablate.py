@@ -284,7 +284,9 @@ class QueryAblation:
         for r in self.runs:
             if r.variant == variant:
                 return r
-        raise KeyError(variant)
+        raise InputError(
+            f"no variant {variant!r} was run; the variants were {', '.join(r.variant for r in self.runs)}"
+        )
 
     @property
     def permutation_runs(self) -> tuple[VariantRun, ...]:
@@ -404,7 +406,7 @@ class AblationResult:
 
     def summary(self, variant: str) -> VariantSummary:
         if variant not in self.variants:
-            raise KeyError(variant)
+            raise InputError(f"no variant {variant!r} was run; the variants were {', '.join(self.variants)}")
         return summarize(variant, self.queries)
 
     @property

@@ -203,6 +203,12 @@ def test_bad_configuration_objects(make, match):
         make()
 
 
+def test_asking_a_result_for_a_candidate_it_did_not_pack():
+    result = satchel.pack([OK], "q?")
+    with pytest.raises(InputError, match="no candidate 'zzz' was packed here; the candidates were 'a'"):
+        result.entry("zzz")
+
+
 def test_unknown_model_works_with_window_and_tokenizer():
     result = satchel.pack([OK], "q?", model="my-private-llm", context_window=4096, tokenizer="cl100k_base")
     assert result.budget.context_window == 4096 and result.tokenizer == "cl100k_base"
