@@ -52,3 +52,23 @@ class BudgetError(PackError):
 
 class ModelError(PackError):
     """A model client failed: unreachable server, bad key, unknown model, prompt too long."""
+
+
+class CallerCode:
+    """``with CallerCode("order 'mine'", "on 3 sources", "fix the order function"):`` runs a
+    caller's function (an order, a compressor): an exception it raises (other than a
+    PackError) becomes a ConfigError saying what failed, on what, and the fix, with the
+    original kept as its cause."""
+
+    __slots__ = ("fix", "on", "what")
+
+    def __init__(self, what: str, on: str, fix: str) -> None:
+        self.what, self.on, self.fix = what, on, fix
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None or isinstance(exc, PackError) or not isinstance(exc, Exception):
+            return  # (Ctrl-C and the like go through as they are)
+        raise ConfigError(f"{self.what} failed {self.on} ({type(exc).__name__}: {exc}); {self.fix}") from exc

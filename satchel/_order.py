@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ._chunk import listed
-from ._errors import ConfigError, PackError
+from ._errors import CallerCode, ConfigError
 
 __all__ = ["ORDERS", "apply_order", "check_order", "order"]
 
@@ -87,15 +87,10 @@ def apply_order(spec: str | OrderFn, ranked: Sequence[T]) -> list[T]:
     """
     check_order(spec)
     fn = spec if callable(spec) else ORDERS[spec]
-    try:
+    with CallerCode(
+        f"order {getattr(fn, '__name__', fn)!r}", f"on {len(ranked)} sources", "fix the order function"
+    ):
         returned = fn(list(ranked))
-    except PackError:
-        raise
-    except Exception as exc:  # the caller's code: named, and kept as the cause
-        raise ConfigError(
-            f"order {getattr(fn, '__name__', fn)!r} failed on {len(ranked)} sources "
-            f"({type(exc).__name__}: {exc}); fix the order function"
-        ) from exc
     if not listed(returned):
         raise ConfigError(
             f"order {getattr(fn, '__name__', fn)!r} returned {type(returned).__name__}; it must "

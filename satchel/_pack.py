@@ -122,13 +122,9 @@ def _dedupe_stages(value: bool | Iterable[str]) -> frozenset[str]:
         return frozenset(DEDUPE_STAGES)
     if value is False or value is None:
         return frozenset()
-    if isinstance(value, str):
-        value = [value]
-    if not listed(value) or not all(isinstance(stage, str) for stage in value):
-        raise ConfigError(
-            f"dedupe={value!r}: use True, False, or a list of stage names ({', '.join(DEDUPE_STAGES)})"
-        )
-    stages = frozenset(value)
+    stages = frozenset(
+        _names("dedupe", value, DEDUPE_STAGES, "stage names (or True for all, False for none)")
+    )
     unknown = stages - set(DEDUPE_STAGES)
     if unknown:
         raise ConfigError(
@@ -236,14 +232,7 @@ class Packer:
         for name in ("compress", "restate_contract"):
             if not isinstance(getattr(self, name), bool):  # "false" is true in Python
                 raise ConfigError(f"{name}={getattr(self, name)!r} must be True or False")
-        roles_given = () if self.compressor_roles is None else self.compressor_roles
-        if isinstance(roles_given, str):
-            roles_given = [roles_given]
-        if not listed(roles_given) or not all(isinstance(role, str) for role in roles_given):
-            raise ConfigError(
-                f"compressor_roles={roles_given!r} must be a list of roles ({', '.join(ROLES)})"
-            )
-        roles = frozenset(roles_given)
+        roles = frozenset(_names("compressor_roles", _given(self.compressor_roles, ()), ROLES, "roles"))
         if roles - set(ROLES) or (roles and self.compressor is None) or (self.compressor and not roles):
             raise ConfigError(
                 f"compressor_roles={sorted(roles)!r}: an abstractive compressor runs only for roles you name "
@@ -803,6 +792,14 @@ def pack(
     """
     _check_option_names(options, "pack()")
     return Packer(**options).pack(candidates, question, system=system, history=history)
+
+
+def _names(option: str, value: Any, known: Sequence[str], kind: str) -> list[str]:
+    """An option's list of names (one name alone is a list of one), before checking each is known."""
+    names = [value] if isinstance(value, str) else value
+    if not listed(names) or not all(isinstance(name, str) for name in names):
+        raise ConfigError(f"{option}={value!r} must be a list of {kind}: {', '.join(known)}")
+    return list(names)
 
 
 def _given(value: Any, default: Any) -> Any:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
-from ._errors import ConfigError, PackError
+from ._errors import CallerCode
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -225,15 +225,9 @@ def fit(
     info: dict[str, object] = {"cap": cap, "tokens_before": size}
     if abstractive:
         assert compressor is not None
-        try:
+        name = f"the compressor {getattr(compressor, '__name__', compressor)!r}"
+        with CallerCode(name, f"on a text of {len(text)} characters", "fix the compressor"):
             out = compressor(text, question, limit)
-        except PackError:
-            raise
-        except Exception as exc:  # the caller's code: named, and kept as the cause
-            raise ConfigError(
-                f"the compressor {getattr(compressor, '__name__', compressor)!r} failed on a text of "
-                f"{len(text)} characters ({type(exc).__name__}: {exc}); fix the compressor"
-            ) from exc
         if not isinstance(out, str) or not out.strip():
             return Fit(None, f"the compressor returned {type(out).__name__} {out!r:.40}; it must return text")
         if not _utf8_safe(out):

@@ -47,7 +47,7 @@ from ._errors import ConfigError, InputError
 from ._manifest import PackResult, prompt_hash
 from ._order import OrderFn, apply_order
 from ._pack import Packer, rank_candidates
-from .log import decode_utf8, load_json
+from .log import json_lines
 
 __all__ = [
     "ABLATION_SYSTEM",
@@ -162,19 +162,10 @@ def load_queries(path: str | os.PathLike[str], limit: int | None = None) -> list
         raise InputError(f"cannot read the query set {name!r}: {exc.strerror}; give a JSONL file") from None
     queries: list[Query] = []
     with handle:
-        for n, raw in enumerate(handle, start=1):
-            if limit is not None and len(queries) >= limit:
-                break
-            if not raw.strip():
-                continue
-            where = f"{name} line {n}"
-            try:
-                data = load_json(decode_utf8(raw, where), where)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{where} is not valid JSON ({exc}); give one query object per line"
-                ) from None
+        for where, data in json_lines(handle, name, "give one query object per line"):
             queries.append(parse_query(data, where))
+            if limit is not None and len(queries) >= limit:
+                break  # (the lines after it are not read)
     if not queries:
         raise InputError(f"the query set {name!r} holds no queries; give one JSON object per line")
     return queries

@@ -24,14 +24,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._errors import InputError
 from ._manifest import PackResult, canonical_json
 from .citations import Citations, cite
 
-__all__ = ["LOG_KEYS", "RECORD_SHAPE", "append_log", "decode_utf8", "load_json", "read_log"]
+__all__ = ["LOG_KEYS", "RECORD_SHAPE", "append_log", "decode_utf8", "json_lines", "load_json", "read_log"]
 
 #: Keys every record holds; read_log rejects a line without them.
 LOG_KEYS = ("budget", "logged_at", "manifest", "prompt_sha256", "tokens")
@@ -173,6 +173,25 @@ def load_json(text: str, where: str) -> Any:
         ) from None
 
 
+def json_lines(lines: Iterable[bytes | str], name: str, fix: str) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line's JSON value, with where it is (``"NAME line N"``).
+
+    A line that is not UTF-8, or not JSON Python can read, is an InputError naming it
+    (and ``fix``, for JSON). Every JSONL reader here (logs, JSONL requests, query sets)
+    goes through this one.
+    """
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {n}"
+        text = decode_utf8(line, where) if isinstance(line, bytes) else line
+        try:
+            value = load_json(text, where)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{where} is not valid JSON ({exc.msg}); {fix}") from None
+        yield where, value
+
+
 def _answer_dict(answer: Any) -> dict[str, Any]:
     if isinstance(answer, str):
         return {
@@ -246,21 +265,9 @@ def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise InputError(
             f"cannot read the log {name!r}: {exc.strerror}; write one with `satchel pack --log {name}`"
         ) from None
-    number = 0
     with handle:
-        for n, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            number += 1
-            where = f"{name} line {n}"
-            text = decode_utf8(raw, where, "a Satchel log is UTF-8 JSONL; remove or repair that line")
-            try:
-                record = load_json(text, where)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{where} is not valid JSON ({exc.msg}); a Satchel log holds one JSON record "
-                    "per line; remove or repair that line"
-                ) from None
+        fix = "a Satchel log holds one JSON record per line; remove or repair that line"
+        for number, (where, record) in enumerate(json_lines(handle, name, fix), start=1):
             missing = [k for k in LOG_KEYS if not isinstance(record, dict) or k not in record]
             if missing:
                 raise InputError(

@@ -14,7 +14,7 @@ from .._manifest import canonical_json
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
-from ..log import decode_utf8, load_json
+from ..log import decode_utf8, json_lines, load_json
 from . import command
 
 FORMATS = ("text", "messages", "json", "trace")
@@ -87,19 +87,10 @@ def _parse_request(text: str, name: str) -> dict[str, Any]:
 
 def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     """One candidate per line, each checked here so that an error names its line."""
+    fix = "give a JSON request object with 'candidates', a JSON list, or one candidate object per line"
     candidates = []
     # "\n" only: str.splitlines() also splits at U+2028 and the like, which JSON strings may hold.
-    for n, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{name} line {n}"
-        try:
-            data = load_json(line, where)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{where} is not valid JSON ({exc}); give a JSON request object with "
-                "'candidates', a JSON list, or one candidate object per line"
-            ) from None
+    for where, data in json_lines(text.split("\n"), name, fix):
         try:
             candidates.append(Chunk.from_dict(data))
         except InputError as exc:
