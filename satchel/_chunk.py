@@ -357,13 +357,17 @@ def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, .
             f"candidates must be a list of chunks or dicts, got {type(candidates).__name__}; "
             "wrap a single chunk in a list (an empty list packs no sources)"
         )
-    chunks = tuple(c if isinstance(c, Chunk) else Chunk.from_dict(c) for c in candidates)
-    seen: set[str] = set()
-    for chunk in chunks:
-        if chunk.id in seen:
+    chunks = []
+    for i, c in enumerate(candidates):
+        try:
+            chunks.append(c if isinstance(c, Chunk) else Chunk.from_dict(c))
+        except InputError as exc:  # where it is in the list, for a long list
+            raise InputError(f"candidates[{i}]: {exc}") from None
+    first: dict[str, int] = {}
+    for i, chunk in enumerate(chunks):
+        if first.setdefault(chunk.id, i) != i:
             raise InputError(
-                f"candidate id {chunk.id!r} appears more than once; ids must be unique "
-                "(suffix a position, e.g. 'doc#1', 'doc#2')"
+                f"candidate id {chunk.id!r} appears more than once (candidates[{first[chunk.id]}] and "
+                f"[{i}]); ids must be unique (suffix a position, e.g. 'doc#1', 'doc#2')"
             )
-        seen.add(chunk.id)
-    return chunks
+    return tuple(chunks)

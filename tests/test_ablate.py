@@ -106,7 +106,7 @@ def test_missing_key_names_file_line_and_key(tmp_path):
         ('["a"]', r"line 1: a query must be a JSON object"),
         (json.dumps({**query(), "answers": "Paris"}), r"line 1: 'answers' must be a list of strings"),
         (json.dumps({**query(), "answers": []}), r"line 1: 'answers' is empty"),
-        (json.dumps({**query(), "candidates": [{"text": "x"}]}), r"line 1: candidate .* has no 'id'"),
+        (json.dumps({**query(), "candidates": [{"text": "x"}]}), r"line 1: candidates\[0\]: .* has no 'id'"),
         (json.dumps({**query(), "question": " "}), r"line 1: 'question' must be a non-empty string"),
     ],
 )

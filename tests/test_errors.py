@@ -13,7 +13,8 @@ OK = {"id": "a", "text": "Some text."}
 @pytest.mark.parametrize(
     ("candidates", "match"),
     [
-        ([OK, {"id": "a", "text": "Other."}], "'a' appears more than once"),
+        ([OK, {"id": "a", "text": "Other."}], r"'a' appears more than once \(candidates\[0\] and \[1\]\)"),
+        ([OK, {"id": "b", "text": "x"}, 5], r"candidates\[2\]: a candidate must be a satchel.Chunk"),
         ([{"id": "a", "text": "   "}], "text is empty"),
         ([{"id": "a", "text": 42}], "text must be a string"),
         ([{"id": "", "text": "x"}], "non-empty string"),
