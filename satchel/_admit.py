@@ -139,11 +139,14 @@ def admit(
     policy: Policy | None = None,
     cache: SentenceCache | None = None,
     names: tuple[str, str] = ("candidate", "source budget"),
+    ranks: Mapping[str, int] | None = None,
 ) -> Admission:
     """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens.
 
     ``cache`` holds texts already split into sentences (by the first dedupe pass);
-    ``names`` are what errors call an item and the budget.
+    ``names`` are what errors call an item and the budget; ``ranks`` the retrieval rank
+    of each candidate, when ``ranked`` is in another order (role caps admit by role),
+    for the orders to place sources by.
     """
     out = Admission()
     ledger = Ledger(cache) if sentences else None
@@ -247,7 +250,8 @@ def admit(
             # still a slice of its document (when the ledger took sentences only from its
             # ends), so a neighbour can join it later
             span = _within(place, fresh.run if fresh is not None else (0, len(text)))
-        draft = Draft([chunk], shaped.text, position + 1, span, role=role)
+        rank = position + 1 if ranks is None else ranks[chunk.id]
+        draft = Draft([chunk], shaped.text, rank, span, role=role)
         draft.cost = cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
             out.decisions[chunk.id] = _no_room(chunk, draft.cost, left, budget, names)

@@ -216,6 +216,13 @@ def _check(chunk: Chunk) -> None:
                 "(1 = best); leave it out to use input order"
             )
         set_(chunk, "rank", rank)
+    metadata = chunk.metadata
+    if metadata and (type(metadata) is dict or isinstance(metadata, Mapping)):
+        # title, section and updated given inside metadata are the fields themselves (shown,
+        # checked, and used by the chronological order), unless the fields are given too
+        for name in ("title", "section", "updated"):
+            if getattr(chunk, name) is None and metadata.get(name) is not None:
+                set_(chunk, name, metadata[name])
     for name in ("doc_id", "title", "section"):
         value = getattr(chunk, name)
         if value is not None and not isinstance(value, str):

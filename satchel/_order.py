@@ -50,8 +50,11 @@ def edges(ranked: Sequence[T]) -> list[T]:
     return front + back[::-1]
 
 
-def _date_of(item: object) -> _dt.datetime | None:
-    return item.lead.date  # type: ignore[attr-defined,no-any-return]
+def _date_of(item: Any) -> _dt.datetime | None:
+    """A source's date: its chunk's, or the latest of the neighbours merged into it (the
+    source holds text as recent as that)."""
+    dates = [m.date for m in item.members if m.updated is not None]
+    return max(dates) if dates else None
 
 
 @order("chronological")
@@ -59,6 +62,7 @@ def chronological(ranked: Sequence[T]) -> list[T]:
     """Oldest first, so the newest fact comes last and reads as the update (seed 001).
 
     Undated sources follow the dated ones, in relevance order; ties keep relevance order.
+    A merged source is as old as its newest member.
     """
     dated = [s for s in ranked if _date_of(s) is not None]
     undated = [s for s in ranked if _date_of(s) is None]

@@ -386,7 +386,7 @@ class Packer:
                     position=n,
                     ids=tuple(m.id for m in d.members),
                     text=d.text,
-                    attributes=tuple(self._attrs(d.lead)),
+                    attributes=tuple(self._attrs(d.members)),
                     cost=d.cost,
                 )
                 for n, d in enumerate(ordered, start=1)
@@ -528,6 +528,8 @@ class Packer:
             max_chunk_tokens=self.max_chunk_tokens,
             policy=policy,
             cache=sentences,
+            # role caps admit by role; the orders place sources by retrieval rank
+            ranks=None if self.role_caps is None else {c.id: i for i, c in enumerate(retrieval, start=1)},
         )
         left = {c.id for c in ranked}
         for chunk in retrieval:
@@ -584,7 +586,21 @@ class Packer:
         assert self.contract is not None
         return f"{QUESTION_SEPARATOR}<contract>{escape_text(self.contract)}</contract>"
 
-    def _attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
+    def _attrs(self, members: Sequence[Chunk]) -> list[tuple[str, str]]:
+        """The attributes a source shows: its chunk's; for neighbours merged into one source,
+        each field's distinct values among them, in member order, joined by "; " (their
+        sections or dates may differ)."""
+        if len(members) == 1:
+            return self._chunk_attrs(members[0])
+        values: dict[str, list[str]] = {}
+        for member in members:
+            for name, value in self._chunk_attrs(member):
+                seen = values.setdefault(name, [])
+                if value not in seen:
+                    seen.append(value)
+        return [(name, "; ".join(values[name])) for name in self.metadata if name in values]
+
+    def _chunk_attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
         if not chunk.metadata and chunk.title is None and chunk.section is None and chunk.updated is None:
             return []  # nothing to show (asked for every source several times per pack)
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
@@ -602,7 +618,7 @@ class Packer:
         made = tags.get(key)
         if made is None:
             head, _, close = source_parts(
-                label, chunk_attr([m.id for m in members]), self._attrs(members[0]), ""
+                label, chunk_attr([m.id for m in members]), self._attrs(members), ""
             )
             made = tags[key] = (head, close + "\n")  # the line break that joins it to what follows
         return made[0], escape_text(text), made[1]
@@ -640,7 +656,7 @@ class Packer:
         labels: dict[str, str | list[str]] = {}
         for n, draft in enumerate(ordered, start=1):
             ids = [m.id for m in draft.members]
-            blocks.append(source_block(n, chunk_attr(ids), self._attrs(draft.lead), draft.text))
+            blocks.append(source_block(n, chunk_attr(ids), self._attrs(draft.members), draft.text))
             labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
         # With nothing kept the prompt is what follows the sources alone: an empty
         # <sources> element would cost tokens a zero source budget does not have.

@@ -17,6 +17,8 @@ attribute values. :func:`unescape` recovers the original exactly.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,8 +54,17 @@ DEFAULT_SYSTEM = "\n".join(
 #: access tags stay out because they cost tokens and can leak.
 DEFAULT_METADATA = ("title", "section", "updated", "type", "region")
 
-_UNESCAPES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"'}
-_ENTITY = re.compile("&(?:amp|lt|gt|quot);")
+_UNESCAPES = {
+    "&amp;": "&",
+    "&lt;": "<",
+    "&gt;": ">",
+    "&quot;": '"',
+    "&#10;": "\n",
+    "&#13;": "\r",
+    "&#9;": "\t",
+    "&#44;": ",",
+}
+_ENTITY = re.compile("&(?:amp|lt|gt|quot|#10|#13|#9|#44);")
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
@@ -70,12 +81,16 @@ def escape_text(text: str) -> str:
 
 
 def escape_attr(value: str) -> str:
-    """Escape an attribute value so it cannot leave its quotes or open a tag."""
-    return escape_text(value).replace('"', "&quot;")
+    """Escape an attribute value so it cannot leave its quotes, open a tag, or start a line
+    of its own (an open tag stays on one line)."""
+    value = escape_text(value).replace('"', "&quot;")
+    if "\n" in value or "\r" in value or "\t" in value:
+        value = value.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return value
 
 
 def unescape(text: str) -> str:
-    """Invert :func:`escape_text` and :func:`escape_attr` exactly.
+    """Invert :func:`escape_text`, :func:`escape_attr` and :func:`chunk_attr` exactly.
 
     One pass, so ``&amp;lt;`` comes back as ``&lt;``, not ``<``.
     """
@@ -93,7 +108,9 @@ def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:
         out = tuple(fields)
     except TypeError:
         raise wrong from None
-    for name in out:
+    for k, name in enumerate(out):
+        if name in out[:k]:
+            raise ConfigError(f"metadata lists {name!r} twice; name each field once")
         if not isinstance(name, str) or not _ATTR_NAME.match(name) or name in ("id", "chunk"):
             raise ConfigError(
                 f"metadata field {name!r} cannot be an attribute; use names made of letters, "
@@ -103,27 +120,50 @@ def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:
 
 
 def attributes(chunk_fields: Mapping[str, Any], fields: Sequence[str]) -> list[tuple[str, str]]:
-    """The (name, value) attributes shown for one source, in the configured order."""
+    """The (name, value) attributes shown for one source, in the configured order; a field
+    with no value (None, NaN, blank) is left out."""
     out = []
     for name in fields:
-        value = chunk_fields.get(name)
-        if value is None or value == "":
-            continue
-        out.append((name, value if isinstance(value, str) else str(value)))
+        value = attribute_value(chunk_fields.get(name))
+        if value:
+            out.append((name, value))
     return out
 
 
+def attribute_value(value: Any) -> str:
+    """A metadata value as an attribute shows it: text as it is, true/false, numbers, and
+    lists as items joined by ", " (empty when there is no value: None, NaN or blank)."""
+    if isinstance(value, str):
+        return value if value.strip() else ""
+    if value is None or (isinstance(value, float) and math.isnan(value)):  # (a dataframe's gap)
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(filter(None, map(attribute_value, value)))
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
 def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
-    """``<source_n id="Sn" chunk="…" …>``."""
-    tag = f'<source_{n} id="S{n}" chunk="{escape_attr(chunk_ids)}"'
+    """``<source_n id="Sn" chunk="…" …>``; ``chunk_ids`` comes escaped (see chunk_attr)."""
+    tag = f'<source_{n} id="S{n}" chunk="{chunk_ids}"'
     if attrs:
         tag += "".join([f' {name}="{escape_attr(value)}"' for name, value in attrs])
     return tag + ">"
 
 
 def chunk_attr(ids: Sequence[str]) -> str:
-    """The ``chunk`` attribute of a source: its chunk id, or a merged source's ids."""
-    return ", ".join(ids)
+    """The ``chunk`` attribute of a source, escaped: its chunk id, or a merged source's ids
+    joined by ", " (a comma inside an id is ``&#44;``, so one id "a, b" and a merged "a"
+    and "b" read apart)."""
+    escaped = [escape_attr(i) for i in ids]
+    if any("," in i for i in escaped):
+        escaped = [i.replace(",", "&#44;") for i in escaped]
+    return ", ".join(escaped)
 
 
 def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> tuple[str, str, str]:

@@ -77,6 +77,7 @@ def test_bad_candidates(candidates, match):
         ({"dedupe": [["exact"]]}, ConfigError, r"dedupe=\[\['exact'\]\] must be a list of stage names"),
         ({"metadata": None}, ConfigError, r"metadata=None must be a list of field names.*\[\] for none"),
         ({"metadata": 5}, ConfigError, "metadata=5 must be a list"),
+        ({"metadata": ["title", "title"]}, ConfigError, "metadata lists 'title' twice"),
         ({"compressor_roles": 5}, ConfigError, "compressor_roles=5 must be a list of roles: decisive"),
         ({"role_caps": {"decisive": float("nan")}}, ConfigError, r"role_caps\['decisive'\]=nan"),
         # "false" is true in Python: a string must not switch compression on
