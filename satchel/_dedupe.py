@@ -52,7 +52,9 @@ __all__ = [
     "strip_boilerplate",
 ]
 
-_NUMBERISH = re.compile(r"\S*\d\S*")
+# (from a word's start only: from every position of a long run without a digit, the
+# search would run to its end again, and a 32 KB word took seconds)
+_NUMBERISH = re.compile(r"(?<!\S)\S*\d\S*")
 #: Negations, as a regex: a detail that must never be merged or compressed away
 #: (shared with compression's protected sentences). "non-" negates the word it opens.
 NEGATION_PATTERN = (
@@ -575,24 +577,35 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
 
 def _period_ends(text: str, at: int) -> bool:
-    """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence."""
-    word = text[text.rfind(" ", 0, at) + 1 : at]
-    # Every whitespace character but the space is unprintable, so a word cut at the
-    # last space that is still printable holds no other ("\tDr." is not).
-    if not word.isprintable():
-        start = at
-        while start and not text[start - 1].isspace():  # any whitespace starts the word
-            start -= 1
-        word = text[start:at]
+    """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence.
+
+    Looks back only as far as the period before it: a word holding that one is dotted
+    ("U.S.", "e.g."), and otherwise the word starts after it, so a long run of text
+    without spaces is read once, not once for each of its periods.
+    """
+    dot = text.rfind(".", 0, at)
+    if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
+        return False  # a dotted word: "U.S.", "e.g.", "x.yz."
+    found = _LAST_WORD.search(text, dot + 1, at)
+    word = found.group() if found else ""
     word = word.lstrip("\"'“‘([")
     if not word:
         return True
-    if (len(word) == 1 and word.isalpha()) or "." in word:  # "J. Smith", "U.S.", "e.g."
+    if len(word) == 1 and word.isalpha():  # "J. Smith"
         return False
     word = word.lower()
     if word in _NUMBER_ABBREVIATIONS:  # "No. 5" but "said no. He"
-        return not text[at + 1 :].lstrip()[:1].isdigit()
+        follows = _NEXT_VISIBLE.match(text, at + 1)
+        return not (follows and follows.group(1).isdigit())
     return word not in _ABBREVIATIONS
+
+
+_WHITESPACE = re.compile(r"\s")
+#: the word that ends where the search ends (possessive, and only from a word's start:
+#: one pass over the text searched)
+_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")
+#: the first visible character after some whitespace
+_NEXT_VISIBLE = re.compile(r"\s*(\S)")
 
 
 def _one_of(words: Iterable[str], length: int) -> str:
@@ -675,9 +688,21 @@ def _split_at_ends(text: str) -> tuple[list[str], list[str]]:
     # Where each sentence ends, so that _period_ends can look at the periods left to it.
     bounds = _bounds(sentences, gaps)
     periods = itertools.compress(range(len(gaps)), map(operator.is_not, maybe, itertools.repeat(None)))
-    for k in [k for k in periods if not _period_ends(text, bounds[2 * k + 1] - len(ends[k]))][::-1]:
-        sentences[k : k + 2] = [sentences[k] + gaps.pop(k) + sentences[k + 1]]  # no end: one sentence
-    return sentences, gaps
+    no_end = {k for k in periods if not _period_ends(text, bounds[2 * k + 1] - len(ends[k]))}
+    if not no_end:
+        return sentences, gaps
+    # Each run of sentences joined where no sentence ended, in one pass (joined one at a
+    # time, a text of thousands of "No. 5" was copied again for each).
+    joined, kept, run = [], [], [sentences[0]]
+    for k, gap in enumerate(gaps):
+        if k in no_end:
+            run += (gap, sentences[k + 1])
+        else:
+            joined.append("".join(run))
+            kept.append(gap)
+            run = [sentences[k + 1]]
+    joined.append("".join(run))
+    return joined, kept
 
 
 def _bounds(sentences: list[str], gaps: list[str], lead: int = 0) -> list[int]:

@@ -10,7 +10,14 @@ import pytest
 
 import satchel
 from bench import _data
-from satchel._dedupe import Ledger, difference, find_duplicates, split_sentences, strip_boilerplate
+from satchel._dedupe import (
+    Ledger,
+    _masked_words,
+    difference,
+    find_duplicates,
+    split_sentences,
+    strip_boilerplate,
+)
 
 
 def paragraphs(n: int) -> list[str]:
@@ -507,3 +514,19 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         assert cache.plain_words(split) == _plain(normalise(text))
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
         assert cache.pieces(text) == tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+
+
+def test_long_runs_are_read_once():
+    # Shapes that were quadratic (found by an audit of adversarial input): a period after
+    # "No." or inside a dotted word is looked at back to the period before it only, and the
+    # sentences such periods join are joined in one pass; a long word without a digit is
+    # masked from its start only (32 KB of it took 6 s). Checked here by their results at
+    # sizes the old code took seconds to minutes for.
+    assert split_sentences("No. 5 " * 100_000) == [(0, 599_999)]
+    assert split_sentences("x.yz." * 100_000) == [(0, 500_000)]
+    text = "Refunds take 5 days. " + "See No. 5 and p. 12. " * 50_000
+    assert len(split_sentences(text)) == 50_001
+    word = "a" * 200_000
+    assert _masked_words(f"The code {word} costs 5 euros.") == ["the", "code", word, "costs", "#", "euros."]
+    result = satchel.pack([{"id": "a", "text": f"See {word} now."}], "q?", source_budget=100)
+    assert result.entry("a").status == "dropped"
