@@ -26,7 +26,7 @@ from ._represent import Compressor, fit
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # (compared by identity: admission finds them in long lists)
 class Draft:
     """A source being built: one chunk, or neighbours of one document merged."""
 

@@ -60,6 +60,7 @@ class ContextWindow:
         self.model = model
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
         self._blocks: list[Chunk] = []
+        self._ids: set[str] = set()  # (a block's id is checked against these, not by a scan)
         self._usage: WindowUsage | None = None
 
     def add_block(
@@ -74,7 +75,7 @@ class ContextWindow:
                 "string id such as 'system' (or leave it out for block_N)"
             )
         check_utf8(block_id, f"block id {block_id!r}")
-        if any(b.id == block_id for b in self._blocks):
+        if block_id in self._ids:
             raise InputError(f"block id {block_id!r} is already used; give each block a unique id")
         if not isinstance(text, str) or not text.strip():
             raise InputError(
@@ -84,6 +85,7 @@ class ContextWindow:
         check_utf8(text, f"block {block_id!r}: text")
         level = as_priority(priority, block_id, "block")
         self._blocks.append(Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks)))
+        self._ids.add(block_id)
 
     @property
     def blocks(self) -> Sequence[Chunk]:
