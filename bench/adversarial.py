@@ -1,0 +1,155 @@
+"""Adversarial shapes: does pack() stay linear where ordinary text is not what it gets?
+
+Each shape is built at doubling sizes from real prose (nq-open-oracle gold
+paragraphs, joined) or from a repeated unit, and timed against one tokenizer
+pass over the same texts (``len(encode_ordinary(text))`` each, o200k_base);
+best of ``--repeat``. ``growth`` is the time over the previous size's: about 2
+is linear, about 4 quadratic. A shape stops growing once one size takes more
+than ``--cap`` seconds. Reports only; asserts nothing.
+
+    python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...]
+
+Shapes (each found by an audit; the first four were quadratic and are fixed, the
+last two are not):
+
+- ``long-word``: one short text (under 64 words) holding one long word without a
+  digit (a base64 blob, a URL, text without spaces);
+- ``no-5``: one text of "No. 5 " repeated (every period left to the
+  abbreviation rule, none an end);
+- ``two-windows``: many documents, each cut into two overlapping windows, every
+  second window merging into the first;
+- ``window-blocks``: ContextWindow.add_block for many blocks, then assemble;
+- ``touching-windows``: one document cut into windows that touch, ranked in
+  document order, so each merges into one growing source;
+- ``compress-over``: compress=True on one text a tenth over its room.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import satchel  # noqa: E402
+from bench._data import command_line, load_nq  # noqa: E402
+from satchel._tokens import TiktokenTokenizer  # noqa: E402
+
+QUESTION = "What did the committee decide about the price in 1999?"
+_WORD = re.compile(r"\S+")
+
+
+def prose() -> str:
+    records = load_nq()
+    return " ".join(dict.fromkeys(r["nq_annotated_gold"]["long_answer"] for r in records))
+
+
+def timed(repeat: int, fn: Callable[[], Any]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[str], Callable[[], Any]]]]]:
+    """name -> (sizes, build(size) -> (texts to tokenize, the pack to time))."""
+    words = [m.span() for m in _WORD.finditer(text)]
+
+    def long_word(n: int) -> tuple[list[str], Callable[[], Any]]:
+        t = "See the attached blob for the details " + "a" * n + " of the price."
+        return [t], lambda: satchel.pack([{"id": "c", "text": t}], QUESTION)
+
+    def no_5(n: int) -> tuple[list[str], Callable[[], Any]]:
+        t = "No. 5 " * (n // 6)
+        return [t], lambda: satchel.pack([{"id": "c", "text": t}], QUESTION)
+
+    def windows(n: int, width: int, step: int) -> list[dict[str, Any]]:
+        out = []
+        for i in range(n):
+            first = (i * step) % (len(words) - width - 1)
+            s, e = words[first][0], words[first + width][0]
+            out.append({"id": f"w{i}", "text": text[s:e], "doc_id": "doc", "start": s, "end": e})
+        return out
+
+    def two_windows(n: int) -> tuple[list[str], Callable[[], Any]]:
+        cands = []
+        for d in range(n):  # words 0-11 and 8-19 of a 20-word document; all firsts rank first
+            first = (d * 20) % (len(words) - 21)
+            base = words[first][0]
+            doc = text[base : words[first + 19][1]]
+            a_end, b_start = words[first + 11][1] - base, words[first + 8][0] - base
+            cands.append({"id": f"d{d}a", "text": doc[:a_end], "doc_id": f"d{d}", "start": 0, "end": a_end})
+            cands.append(
+                {"id": f"d{d}b", "text": doc[b_start:], "doc_id": f"d{d}", "start": b_start, "end": len(doc)}
+            )
+        cands = cands[0::2] + cands[1::2]
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION)
+
+    def window_blocks(n: int) -> tuple[list[str], Callable[[], Any]]:
+        blocks = [c["text"] for c in windows(n, 20, 20)]
+
+        def run() -> None:
+            window = satchel.ContextWindow("gpt-4o")
+            for i, b in enumerate(blocks):
+                window.add_block(b, satchel.Priority.MEDIUM, f"b{i}")
+            window.assemble(max_tokens=10**7)
+
+        return blocks, run
+
+    def touching(n: int) -> tuple[list[str], Callable[[], Any]]:
+        cands = windows(n, 40, 40)  # window i ends where window i + 1 starts
+        for i, c in enumerate(cands):
+            c["score"] = 1 - i / n
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
+    def compress_over(n: int) -> tuple[list[str], Callable[[], Any]]:
+        t = text[:n]
+        room = int(TiktokenTokenizer("o200k_base").count(t) * 0.9)
+        options = {"compress": True, "source_budget": room}
+        return [t], lambda: satchel.pack([{"id": "c", "text": t}], QUESTION, **options)
+
+    return {
+        "long-word": ([4_000, 8_000, 16_000, 32_000, 64_000], long_word),
+        "no-5": ([125_000, 250_000, 500_000, 1_000_000], no_5),
+        "two-windows": ([1_000, 2_000, 4_000, 8_000], two_windows),
+        "window-blocks": ([2_000, 4_000, 8_000, 16_000], window_blocks),
+        "touching-windows": ([250, 500, 1_000], touching),
+        "compress-over": ([16_000, 32_000, 64_000], compress_over),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    ap.add_argument("--cap", type=float, default=5.0, help="stop a shape after a size slower than this (s)")
+    ap.add_argument("--shapes", default=None, help="comma-separated shape names (default: all)")
+    args = ap.parse_args(argv)
+    print(f"$ {command_line('bench/adversarial.py', argv)}")
+    encode = TiktokenTokenizer("o200k_base")._encoding.encode_ordinary
+    table = shapes(prose())
+    chosen = args.shapes.split(",") if args.shapes else list(table)
+    print(f"{'shape':<17} {'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}")
+    for name in chosen:
+        sizes, build = table[name]
+        previous = None
+        for size in sizes:
+            texts, run = build(size)
+            tok = timed(args.repeat, lambda texts=texts: [len(encode(t)) for t in texts])
+            pk = timed(args.repeat, run)
+            growth = f"{pk / previous:6.1f}x" if previous else ""
+            print(f"{name:<17} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}")
+            previous = pk
+            if pk > args.cap:
+                break
+    print("\n(growth: this size's pack time over the previous size's; 2x is linear, 4x quadratic)")
+
+
+if __name__ == "__main__":
+    main()
