@@ -143,9 +143,10 @@ def _misfit(value: Any, shape: Any, path: str = "") -> str | None:
 
 
 def decode_utf8(raw: bytes, where: str, fix: str = "save it as UTF-8") -> str:
-    """``raw`` as text; if it is not UTF-8, an InputError naming ``where`` and the first bad byte."""
+    """``raw`` as text, without the byte order mark some editors put first; if it is not
+    UTF-8, an InputError naming ``where`` and the first bad byte."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         at = f"offset {exc.start}" + (f", line {line}" if line > 1 else "")

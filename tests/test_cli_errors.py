@@ -251,3 +251,13 @@ def test_blank_option_values_are_refused(tmp_path, capsys, monkeypatch, argv, me
     err = fails(capsys, *argv)
     assert message in err and "leave --" in err
     assert list(tmp_path.iterdir()) == [tmp_path / "FILE"]  # no log written
+
+
+def test_a_byte_order_mark_before_the_request_is_ignored(tmp_path, capsys):
+    # (Windows editors write one; it is no part of the JSON)
+    request = json.dumps({"candidates": [{"id": "a", "text": "Alpha."}], "question": "Q?"})
+    for name, content in (("req.json", request), ("req.jsonl", CANDIDATE)):
+        path = write(tmp_path, name, b"\xef\xbb\xbf" + content.encode("utf-8"))
+        code = main(["pack", path, "--question", "Q?", "--format", "json"])
+        out, _ = capsys.readouterr()
+        assert code == 0 and json.loads(out)["labels"] == {"S1": "a"}, name
