@@ -11,6 +11,8 @@ Public API
 ----------
 - :func:`data_dir`, :func:`require` -- where the data is, or a clear exit naming the path.
 - :func:`load_nq`, :func:`load_timeqa` -- the two data sets as Python objects.
+- :func:`gold_paragraphs` -- nq-open-oracle's distinct gold paragraphs, in file order.
+- :func:`best_time` -- the best of several timed runs, on a clock of your choice.
 - :class:`BM25` -- a small Okapi BM25 index (``add``, ``freeze``, ``score``, ``top``).
 - :func:`tokenize` -- the scorer's word tokenizer (lowercase ``\\w+``, stop words removed).
 - :func:`normalize_answer`, :func:`answer_in` -- SQuAD/NQ-style answer matching.
@@ -28,6 +30,7 @@ import os
 import re
 import shlex
 import sys
+import time
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,9 +42,11 @@ __all__ = [
     "NQIndex",
     "Unit",
     "answer_in",
+    "best_time",
     "build_candidates",
     "command_line",
     "data_dir",
+    "gold_paragraphs",
     "load_nq",
     "load_timeqa",
     "normalize_answer",
@@ -109,6 +114,22 @@ def load_nq(path: Path | None = None) -> list[dict[str, Any]]:
     path = path or require(NQ_FILE)
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def gold_paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The distinct gold paragraphs (``long_answer``) of nq-open-oracle records, in their order."""
+    return list(dict.fromkeys(r["nq_annotated_gold"]["long_answer"] for r in records))
+
+
+def best_time(repeat: int, fn: Callable[[], Any], clock: Callable[[], float] = time.perf_counter) -> float:
+    """The least time ``fn`` took in ``repeat`` runs, on ``clock`` (wall time by default;
+    ``time.thread_time`` for the calling thread's own CPU)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = clock()
+        fn()
+        best = min(best, clock() - start)
+    return best
 
 
 def load_timeqa(path: Path | None = None) -> list[dict[str, Any]]:

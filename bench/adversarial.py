@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import command_line, load_nq  # noqa: E402
+from bench._data import best_time, command_line, gold_paragraphs, load_nq  # noqa: E402
+from bench.speed import tokenizer_pass  # noqa: E402
 from satchel._tokens import TiktokenTokenizer  # noqa: E402
 
 QUESTION = "What did the committee decide about the price in 1999?"
@@ -45,17 +45,7 @@ _WORD = re.compile(r"\S+")
 
 
 def prose() -> str:
-    records = load_nq()
-    return " ".join(dict.fromkeys(r["nq_annotated_gold"]["long_answer"] for r in records))
-
-
-def timed(repeat: int, fn: Callable[[], Any]) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return " ".join(gold_paragraphs(load_nq()))
 
 
 def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[str], Callable[[], Any]]]]]:
@@ -132,7 +122,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--shapes", default=None, help="comma-separated shape names (default: all)")
     args = ap.parse_args(argv)
     print(f"$ {command_line('bench/adversarial.py', argv)}")
-    encode = TiktokenTokenizer("o200k_base")._encoding.encode_ordinary
     table = shapes(prose())
     chosen = args.shapes.split(",") if args.shapes else list(table)
     print(f"{'shape':<17} {'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}")
@@ -141,8 +130,8 @@ def main(argv: list[str] | None = None) -> None:
         previous = None
         for size in sizes:
             texts, run = build(size)
-            tok = timed(args.repeat, lambda texts=texts: [len(encode(t)) for t in texts])
-            pk = timed(args.repeat, run)
+            tok = best_time(args.repeat, lambda texts=texts: tokenizer_pass(texts))
+            pk = best_time(args.repeat, run)
             growth = f"{pk / previous:6.1f}x" if previous else ""
             print(f"{name:<17} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}")
             previous = pk

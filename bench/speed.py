@@ -42,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
-from bench._data import command_line, load_nq  # noqa: E402
+from bench._data import best_time, command_line, gold_paragraphs, load_nq  # noqa: E402
 from satchel._tokens import TiktokenTokenizer  # noqa: E402
 
 SIZES = (1000, 10000)
@@ -63,7 +63,7 @@ def build(
     sizes, so the shape then changes with the size).
     """
     rng = random.Random(seed)
-    paragraphs = list(dict.fromkeys(r["nq_annotated_gold"]["long_answer"] for r in records))
+    paragraphs = gold_paragraphs(records)
     if not all_paragraphs:
         paragraphs = paragraphs[: max(1, round(len(paragraphs) * min(1.0, n / FULL)))]
     n_exact = round(n * EXACT_SHARE)
@@ -113,10 +113,6 @@ def build(
     return cands, shape
 
 
-def best_of(repeat: int, fn: Any) -> float:
-    return timed(repeat, fn)[0][0]
-
-
 def timed(repeat: int, *fns: Any) -> list[tuple[float, float]]:
     """(best wall seconds, best CPU seconds of the process) of each function, over ``repeat`` rounds.
 
@@ -132,18 +128,6 @@ def timed(repeat: int, *fns: Any) -> list[tuple[float, float]]:
             fn()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             best[k] = (min(best[k][0], wall), min(best[k][1], cpu))
-    return best
-
-
-def main_thread_cpu(repeat: int, fn: Any) -> float:
-    """Best CPU seconds of the calling thread alone over ``repeat`` runs: pack's own Python
-    work, without the counting thread beside it (which is what bounds pack when the
-    counting thread keeps up)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.thread_time()
-        fn()
-        best = min(best, time.thread_time() - start)
     return best
 
 
@@ -173,7 +157,7 @@ def stage_times(
     return [
         (
             label,
-            best_of(
+            best_time(
                 repeat,
                 lambda dedupe=dedupe: do_pack(cands, question, dedupe=dedupe, **options),
             ),
@@ -298,7 +282,11 @@ def main(argv: list[str] | None = None) -> None:
             lambda texts=texts: tokenizer_pass(texts),
             lambda cands=cands: do_pack(cands, question, **options),
         )
-        own = main_thread_cpu(args.repeat, lambda cands=cands: do_pack(cands, question, **options))
+        # pack's own Python work, without the counting thread beside it (what bounds pack
+        # when the counting thread keeps up)
+        own = best_time(
+            args.repeat, lambda cands=cands: do_pack(cands, question, **options), time.thread_time
+        )
         shape["main_thread"] = own
         result = do_pack(cands, question, **options)
         reasons: dict[str, int] = {}
