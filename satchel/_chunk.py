@@ -226,8 +226,9 @@ def _check(chunk: Chunk) -> None:
     for name in ("doc_id", "title", "section"):
         value = getattr(chunk, name)
         if value is not None and not isinstance(value, str):
-            if name == "doc_id" and _whole(value) is not None:
-                set_(chunk, name, str(_whole(value)))
+            number = _whole(value) if name == "doc_id" else None
+            if number is not None:
+                set_(chunk, name, str(number))
             else:
                 raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
         elif value is not None:

@@ -56,14 +56,15 @@ class ModelError(PackError):
 
 class CallerCode:
     """``with CallerCode("order 'mine'", "on 3 sources", "fix the order function"):`` runs a
-    caller's function (an order, a compressor): an exception it raises (other than a
-    PackError) becomes a ConfigError saying what failed, on what, and the fix, with the
-    original kept as its cause."""
+    caller's function (an order, a compressor, a counting function): an exception it
+    raises (other than a PackError) becomes ``error`` (a ConfigError unless given)
+    saying what failed, on what, and the fix, with the original kept as its cause."""
 
-    __slots__ = ("fix", "on", "what")
+    __slots__ = ("error", "fix", "on", "what")
 
-    def __init__(self, what: str, on: str, fix: str) -> None:
+    def __init__(self, what: str, on: str, fix: str, error: type[PackError] | None = None) -> None:
         self.what, self.on, self.fix = what, on, fix
+        self.error = ConfigError if error is None else error
 
     def __enter__(self) -> None:
         return None
@@ -71,4 +72,4 @@ class CallerCode:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None or isinstance(exc, PackError) or not isinstance(exc, Exception):
             return  # (Ctrl-C and the like go through as they are)
-        raise ConfigError(f"{self.what} failed {self.on} ({type(exc).__name__}: {exc}); {self.fix}") from exc
+        raise self.error(f"{self.what} failed {self.on} ({type(exc).__name__}: {exc}); {self.fix}") from exc

@@ -64,10 +64,10 @@ def chronological(ranked: Sequence[T]) -> list[T]:
     Undated sources follow the dated ones, in relevance order; ties keep relevance order.
     A merged source is as old as its newest member.
     """
-    dated = [s for s in ranked if _date_of(s) is not None]
-    undated = [s for s in ranked if _date_of(s) is None]
-    dated.sort(key=_date_of)  # type: ignore[arg-type]
-    return dated + undated
+    dates = [_date_of(s) for s in ranked]  # (each parsed once)
+    dated = sorted(((d, i) for i, d in enumerate(dates) if d is not None), key=lambda pair: pair[0])
+    undated = [i for i, d in enumerate(dates) if d is None]
+    return [ranked[i] for i in [i for _, i in dated] + undated]
 
 
 def check_order(spec: str | OrderFn) -> None:

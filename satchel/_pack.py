@@ -232,7 +232,8 @@ class Packer:
         for name in ("compress", "restate_contract"):
             if not isinstance(getattr(self, name), bool):  # "false" is true in Python
                 raise ConfigError(f"{name}={getattr(self, name)!r} must be True or False")
-        roles = frozenset(_names("compressor_roles", _given(self.compressor_roles, ()), ROLES, "roles"))
+        given = () if self.compressor_roles is None else self.compressor_roles
+        roles = frozenset(_names("compressor_roles", given, ROLES, "roles"))
         if roles - set(ROLES) or (roles and self.compressor is None) or (self.compressor and not roles):
             raise ConfigError(
                 f"compressor_roles={sorted(roles)!r}: an abstractive compressor runs only for roles you name "
@@ -816,11 +817,6 @@ def _names(option: str, value: Any, known: Sequence[str], kind: str) -> list[str
     if not listed(names) or not all(isinstance(name, str) for name in names):
         raise ConfigError(f"{option}={value!r} must be a list of {kind}: {', '.join(known)}")
     return list(names)
-
-
-def _given(value: Any, default: Any) -> Any:
-    """``value``, or ``default`` when it is None."""
-    return default if value is None else value
 
 
 def _check_option_names(options: Mapping[str, Any], caller: str) -> None:

@@ -24,8 +24,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ._chunk import check_utf8
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
-from ._errors import CallerCode
+from ._errors import CallerCode, InputError
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -182,15 +183,6 @@ Compressor = Callable[[str, str, int], str]
 """compressor(text, question, max_tokens) -> shorter text (abstractive, user-supplied)."""
 
 
-def _utf8_safe(text: str) -> bool:
-    """Whether ``text`` can be sent as UTF-8 (it holds no lone surrogate)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def fit(
     text: str,
     *,
@@ -230,7 +222,9 @@ def fit(
             out = compressor(text, question, limit)
         if not isinstance(out, str) or not out.strip():
             return Fit(None, f"the compressor returned {type(out).__name__} {out!r:.40}; it must return text")
-        if not _utf8_safe(out):
+        try:
+            check_utf8(out, "the compressor's text")  # (the check every candidate's text gets)
+        except InputError:
             return Fit(
                 None, "the compressor returned text with a lone surrogate, which cannot be sent as UTF-8"
             )

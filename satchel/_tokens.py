@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ._errors import ConfigError, TokenizerError
+from ._errors import CallerCode, ConfigError, TokenizerError
 
 #: Joins the texts of one batched count (see TiktokenTokenizer.count_many); special in both encodings.
 _SEPARATOR = "<|endoftext|>"
@@ -264,14 +264,11 @@ class CallableTokenizer:
         self.exact = exact
 
     def count(self, text: str) -> int:
-        try:
+        fix = "fix the counting function, or pass a model or tokenizer.json Satchel counts itself"
+        with CallerCode(
+            f"tokenizer {self.name!r}", f"on a text of {len(text)} characters", fix, TokenizerError
+        ):
             n = self._fn(text)
-        except Exception as exc:  # the caller's code: named, and kept as the cause
-            raise TokenizerError(
-                f"tokenizer {self.name!r} failed on a text of {len(text)} characters "
-                f"({type(exc).__name__}: {exc}); fix the counting function, or pass a model or "
-                "tokenizer.json Satchel counts itself"
-            ) from exc
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TokenizerError(
                 f"tokenizer {self.name!r} returned {n!r} for a text; a token counter must "

@@ -59,8 +59,7 @@ class ContextWindow:
             tokenizer = profile.tokenizer
         self.model = model
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
-        self._blocks: list[Chunk] = []
-        self._ids: set[str] = set()  # (a block's id is checked against these, not by a scan)
+        self._blocks: dict[str, Chunk] = {}  # by id, in the order added
         self._usage: WindowUsage | None = None
 
     def add_block(
@@ -75,7 +74,7 @@ class ContextWindow:
                 "string id such as 'system' (or leave it out for block_N)"
             )
         check_utf8(block_id, f"block id {block_id!r}")
-        if block_id in self._ids:
+        if block_id in self._blocks:
             raise InputError(f"block id {block_id!r} is already used; give each block a unique id")
         if not isinstance(text, str) or not text.strip():
             raise InputError(
@@ -84,12 +83,11 @@ class ContextWindow:
             )
         check_utf8(text, f"block {block_id!r}: text")
         level = as_priority(priority, block_id, "block")
-        self._blocks.append(Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks)))
-        self._ids.add(block_id)
+        self._blocks[block_id] = Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks))
 
     @property
     def blocks(self) -> Sequence[Chunk]:
-        return tuple(self._blocks)
+        return tuple(self._blocks.values())
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
@@ -107,7 +105,7 @@ class ContextWindow:
             return count(text) + (sep if label > 1 else 0)
 
         admission = admit(
-            rank_candidates(self._blocks),
+            rank_candidates(list(self._blocks.values())),
             max_tokens,
             cost,
             sentences=False,
@@ -116,7 +114,7 @@ class ContextWindow:
             names=("block", "budget (max_tokens)"),
         )
         while True:
-            included = [b for b in self._blocks if _kept(admission, b.id)]
+            included = [b for b in self._blocks.values() if _kept(admission, b.id)]
             prompt = SEPARATOR.join(b.text for b in included)
             used = count(prompt)
             if used <= max_tokens:
@@ -124,7 +122,7 @@ class ContextWindow:
             drop_weakest(admission, used - max_tokens)
         self._usage = WindowUsage(
             included=tuple(b.id for b in included),
-            excluded=tuple(b.id for b in self._blocks if not _kept(admission, b.id)),
+            excluded=tuple(b.id for b in self._blocks.values() if not _kept(admission, b.id)),
             tokens_used=used,
             max_tokens=max_tokens,
             reasons={k: d.reason for k, d in admission.decisions.items()},
