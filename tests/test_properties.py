@@ -162,12 +162,13 @@ def check_invariants(chunks, question, opts, document=None):
         for start, end in satchel.split_sentences(source.text):
             assert any(source.text[start:end] in o for o in originals)
     # a kept chunk that lost no sentence and was not compressed is sent whole: a citation
-    # of its label stands on all of its text
+    # of its label stands on all of its text (but the whitespace around it: a window
+    # "\n\nN" joins the source before it after that source's last kept sentence)
     by_label = {s.label: s for s in result.sources}
     texts = {c["id"]: c["text"] for c in chunks}
     for e in result.manifest:
         if e.kept and not e.sentences_removed and not e.compression:
-            assert texts[e.id] in by_label[e.label].text, (e.id, e.reason)
+            assert texts[e.id].strip() in by_label[e.label].text, (e.id, e.reason)
     # deterministic
     again = satchel.pack(chunks, question, **opts)
     assert again.text == result.text and again.to_dict() == result.to_dict()
