@@ -321,7 +321,7 @@ def _merge_neighbours(
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).
-        fresh = ledger.fresh(text, own={m.id for m in members[:-1]})
+        fresh = ledger.fresh(text, own={m.id for m in members[:-1]}, prefix=pieces[0][2])
         if fresh.sent_in and not fresh.text:
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.

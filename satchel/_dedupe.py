@@ -32,7 +32,7 @@ import operator
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -761,7 +761,7 @@ class Split:
     """One text cut into sentences: where they are, each normalised, and those that count
     as repeats."""
 
-    __slots__ = ("_gaps", "_lead", "_pieces", "_spans", "keys", "normal", "sentences")
+    __slots__ = ("_gaps", "_lead", "_pieces", "_spans", "kept", "keys", "normal", "sentences")
 
     def __init__(
         self,
@@ -773,6 +773,7 @@ class Split:
         gaps: list[str] | None = None,
         lead: int = 0,
         pieces: tuple[str, ...] | None = None,
+        kept: bool = False,
     ) -> None:
         self._spans = spans
         #: when spans is None, they are worked out from the sentences and either the
@@ -783,6 +784,10 @@ class Split:
         self.keys = keys
         #: the sentences themselves, when the split kept them (see SentenceCache.keep)
         self.sentences = sentences
+        #: the sentences the ledger left of a longer text (SentenceCache.keep), which a split
+        #: of this text alone need not find (the sentences before and after a removed one
+        #: may read as one)
+        self.kept = kept
 
     @property
     def spans(self) -> list[tuple[int, int]]:
@@ -818,7 +823,7 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_is_key", "_keys", "_marks", "_normal", "_pieces", "_plain", "_splits", "_words")
+    __slots__ = ("_grown", "_is_key", "_keys", "_marks", "_normal", "_pieces", "_plain", "_splits", "_words")
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -830,6 +835,7 @@ class SentenceCache:
         self._marks: dict[str, tuple[int, ...]] = {}
         self._words: dict[str, int] = {}  # words in each normalised sentence
         self._plain: dict[str, list[str]] = {}  # and those words without punctuation
+        self._grown: dict[str, tuple[str, str, str]] = {}  # see grown
 
     def split(self, text: str) -> Split:
         """``text`` cut into sentences, each normalised (once: a text asked again gets the same)."""
@@ -858,6 +864,51 @@ class SentenceCache:
             done = Split(spans, keys, self.keys_of(keys), sentences, gaps=gaps, lead=lead)
             self._splits[text] = done
         return done
+
+    def split_after(self, text: str, prefix: str) -> Split:
+        """:meth:`split` of ``text``, which starts with ``prefix``, a text split here before.
+
+        Neighbours merging into one source make a longer text each time: a document
+        retrieved as a thousand touching windows was split again, whole, for each of
+        them. Here only the rest is split, from where the prefix's last counting piece
+        starts (see :meth:`pieces`: the end of a sentence, and the space or tab after
+        it). That is a place where both texts end a sentence the same way: an end is
+        decided by what lies before it, back to whitespace or the period before it,
+        and by the whitespace and character after it, so no end after the cut looks
+        past the space there, and no end before it looks past the prefix's end.
+        """
+        done = self._splits.get(text)
+        if done is not None:
+            return done
+        known = self._splits.get(prefix)
+        if known is None or known.kept or not text.startswith(prefix):
+            return self.split(text)
+        pieces = self.pieces(prefix)
+        assert pieces is not None  # (the prefix was split)
+        cut = len(prefix) - len(pieces[-1])
+        if not cut:  # the prefix is one piece: nothing of it to keep
+            return self.split(text)
+        before = len(known.spans)  # the prefix's sentences before the cut
+        while before and known.spans[before - 1][0] >= cut:
+            before -= 1
+        tail = text[cut:]
+        rest = self.split(tail)
+        rest_pieces = self.pieces(tail)
+        assert rest_pieces is not None
+        spans = known.spans[:before]
+        spans += [(start + cut, end + cut) for start, end in rest.spans]
+        normal = known.normal[:before] + rest.normal
+        sentences = _sentences(prefix, known)[:before] + _sentences(tail, rest)
+        self._pieces[text] = pieces[:-1] + rest_pieces
+        self._grown[text] = (prefix, pieces[-1], tail)
+        done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
+        return done
+
+    def grown(self, text: str) -> tuple[str, str, str] | None:
+        """(prefix, its last piece, tail) when ``text`` was split by :meth:`split_after`: the
+        prefix without its last piece, then the tail (each piece boundary is a place where
+        token counts add up, so the text's count follows from the three)."""
+        return self._grown.get(text)
 
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
@@ -897,7 +948,7 @@ class SentenceCache:
         if pieces is None or sentences is None or len(pieces) != len(sentences):
             joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
             if joined not in self._splits:
-                self._splits[joined] = Split(spans, normal, keys)
+                self._splits[joined] = Split(spans, normal, keys, kept=True)
             return joined
         # Runs of kept sentences joined by a space (a line has no blank line in it): the
         # first piece of each run is its sentence, after one space but for the first run.
@@ -916,7 +967,7 @@ class SentenceCache:
         if joined not in self._splits:
             cut = self._pieces[joined] = tuple(joined_pieces)
             left = list(itertools.compress(sentences, keep))
-            self._splits[joined] = Split(None, normal, keys, left, pieces=cut)
+            self._splits[joined] = Split(None, normal, keys, left, pieces=cut, kept=True)
         return joined
 
     def marks(self, split: Split) -> frozenset[int]:
@@ -946,6 +997,13 @@ class SentenceCache:
             cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in _PIECE_CUTS), len(text)]
             done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
         return done
+
+
+def _sentences(text: str, split: Split) -> list[str]:
+    """The sentences of ``text``, split as ``split`` (kept there, or cut from its spans)."""
+    if split.sentences is not None:
+        return split.sentences
+    return [text[start:end] for start, end in split.spans]
 
 
 def _per_sentence(known: dict[str, _T], make: Callable[[str], _T], split: Split) -> Iterator[_T]:
@@ -1022,18 +1080,19 @@ class Ledger:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
 
-    def fresh(self, text: str, own: Collection[str] = ()) -> Fresh:
+    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), prefix: str = "") -> Fresh:
         """``text`` without sentences already sent (but in the sources ``own``: the text
-        joins them); runs of kept sentences stay verbatim."""
-        split = self._cache.split(text)
+        joins them); runs of kept sentences stay verbatim. ``prefix``: a text split before
+        that ``text`` starts with (see SentenceCache.split_after)."""
+        split = self._cache.split_after(text, prefix) if prefix else self._cache.split(text)
         sent = self._sent
         if not sent or sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
         if own:
-            seen = [None if where in own else where for where in seen]
-            if not any(seen):
+            if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
+            seen = [None if where in own else where for where in seen]
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)
@@ -1045,8 +1104,12 @@ class Ledger:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""
         if keys is None:
             keys = self._cache.split(text).keys
+        sent = self._sent
+        if len(keys) > 64:  # a merged source's text, recorded whole again: the new ones found in C
+            sent.update(dict.fromkeys(set(keys).difference(sent), source_id))
+            return
         for key in keys:
-            self._sent.setdefault(key, source_id)
+            sent.setdefault(key, source_id)
 
 
 # --- boilerplate -----------------------------------------------------------------

@@ -9,6 +9,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
+import operator
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -59,6 +62,11 @@ _PRIORITY_NAMES = {p: p.name for p in Priority}
 #: one of each per candidate (and per source): built without a frozen init (see _records)
 _make_entry = maker(ManifestEntry)
 _make_source = maker(PackedSource)
+#: Cuts a text before each space that follows a visible character: where an additive
+#: tokenizer's count of it splits into the counts of the parts (see TokenCounter.joined_parts).
+_SPACED = re.compile(r"(?<=\S)(?= )").split
+_ID = operator.attrgetter("id")
+_FIELDS = operator.attrgetter("metadata", "title", "section", "updated")  # what a tag may show
 #: Tokenizers whose counting leaves no cycles (native code, or none)
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
@@ -439,6 +447,17 @@ class Packer:
             body = escape_text(text)
         count = self._counter
         if count.additive and not count.knows(body):
+            grown = sentences.grown(text)
+            if grown is not None:
+                # A merged source's text grown from a shorter one already counted: that
+                # count, less its last piece, plus the tail (a document's windows joining
+                # one by one are not counted whole again each time).
+                prefix, last, tail = grown
+                before = escape_text(prefix)
+                if count.knows(before):
+                    n = count(before) - count(escape_text(last)) + self._body_tokens(tail, sentences)
+                    count.remember(body, n)
+                    return n
             pieces = sentences.pieces(text)
             if pieces is not None:
                 return count.sum_of(body, _escaped(pieces, body is not text))
@@ -594,7 +613,9 @@ class Packer:
         if len(members) == 1:
             return self._chunk_attrs(members[0])
         values: dict[str, list[str]] = {}
-        for member in members:
+        # (only members with a field to show: found in C, as a document's windows merge
+        # into one source one by one, and most have none)
+        for member in itertools.compress(members, map(any, map(_FIELDS, members))):
             for name, value in self._chunk_attrs(member):
                 seen = values.setdefault(name, [])
                 if value not in seen:
@@ -615,13 +636,13 @@ class Packer:
         ``tags`` keeps each source's tags for the rest of the pack: the prefetch,
         admission's room check and the source's cost all ask for the same ones.
         """
-        key = (members[0].id if len(members) == 1 else tuple(m.id for m in members), label)
-        made = tags.get(key)
+        ids = members[0].id if len(members) == 1 else tuple(map(_ID, members))
+        made = tags.get((ids, label))
         if made is None:
             head, _, close = source_parts(
-                label, chunk_attr([m.id for m in members]), self._attrs(members), ""
+                label, chunk_attr(ids if isinstance(ids, tuple) else (ids,)), self._attrs(members), ""
             )
-            made = tags[key] = (head, close + "\n")  # the line break that joins it to what follows
+            made = tags[ids, label] = (head, close + "\n")  # the line break that joins it to what follows
         return made[0], escape_text(text), made[1]
 
     def _cost(
@@ -644,7 +665,10 @@ class Packer:
             return count(head) + count(body) + count(tail)
         if body[0] in "\r\n/":
             return count(head + body + tail)
-        return count(head) + count.joined(body, tail, self._body_tokens(text, sentences, body))
+        # A merged source's open tag lists every member's id: counted in pieces that add
+        # up (see joined_parts), each once, as neighbours join it one by one.
+        head_tokens = count(head) if len(members) == 1 else count.sum_of(head, _SPACED(head))
+        return head_tokens + count.joined(body, tail, self._body_tokens(text, sentences, body))
 
     def _render(
         self,
@@ -758,7 +782,13 @@ def _escaped(pieces: Sequence[str], escape: bool) -> Sequence[str]:
     pieces still split where the tokenizer's pieces do and their counts add up to
     the escaped text's.
     """
-    return [*map(escape_text, pieces)] if escape else pieces
+    if not escape:
+        return pieces
+    if len(pieces) > 8:  # (a merged source's thousands: escaped together in C, cut apart again)
+        joined = "\0".join(pieces)
+        if joined.count("\0") == len(pieces) - 1:  # no piece holds the separator
+            return escape_text(joined).split("\0")
+    return [*map(escape_text, pieces)]
 
 
 def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, list[dict[str, str]]]:

@@ -160,10 +160,10 @@ def chunk_attr(ids: Sequence[str]) -> str:
     """The ``chunk`` attribute of a source, escaped: its chunk id, or a merged source's ids
     joined by ", " (a comma inside an id is ``&#44;``, so one id "a, b" and a merged "a"
     and "b" read apart)."""
-    escaped = [escape_attr(i) for i in ids]
-    if any("," in i for i in escaped):
-        escaped = [i.replace(",", "&#44;") for i in escaped]
-    return ", ".join(escaped)
+    joined = ", ".join(ids)
+    if joined.count(",") == len(ids) - 1:  # no comma inside an id: escaped whole, in C
+        return escape_attr(joined)  # (escaping adds no comma and leaves ", " as it is)
+    return ", ".join([escape_attr(i).replace(",", "&#44;") for i in ids])
 
 
 def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> tuple[str, str, str]:

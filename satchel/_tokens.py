@@ -349,19 +349,28 @@ class TokenCounter:
         """Whether ``text`` has been counted already."""
         return text in self._cache
 
+    def remember(self, text: str, n: int) -> None:
+        """Take ``n`` as the count of ``text``: the caller worked it out from counts that add up."""
+        self._cache[text] = n
+
     def sum_of(self, text: str, parts: Sequence[str]) -> int:
         """``count(text)`` for a text made of ``parts`` cut where the tokenizer's pieces split.
 
         Only for additive tokenizers (see TiktokenTokenizer), whose count of such a
         text is the sum of its parts' counts; the parts are counted (once each).
         """
-        n = self._cache.get(text)
+        cache = self._cache
+        n = cache.get(text)
         if n is None:
             try:  # the parts were counted in the prefetch: sum them in C
-                n = sum(map(self._cache.__getitem__, parts))
+                n = sum(map(cache.__getitem__, parts))
             except KeyError:
-                n = sum(map(self, parts))
-            self._cache[text] = n
+                # Count those that were not (found in C: a merged source's text has
+                # thousands of parts, and only the few it gained are new), then sum.
+                for part in set(parts).difference(cache):
+                    cache[part] = self.tokenizer.count(part)
+                n = sum(map(cache.__getitem__, parts))
+            cache[text] = n
         return n
 
     def prefetch(self, texts: Iterable[str]) -> Callable[[], None]:

@@ -530,3 +530,52 @@ def test_long_runs_are_read_once():
     assert _masked_words(f"The code {word} costs 5 euros.") == ["the", "code", word, "costs", "#", "euros."]
     result = satchel.pack([{"id": "a", "text": f"See {word} now."}], "q?", source_budget=100)
     assert result.entry("a").status == "dropped"
+
+
+def test_a_text_split_after_a_prefix_is_split_as_a_whole():
+    # Neighbours merging one by one make a longer text each time; split_after splits only
+    # what follows the prefix's last piece. It must give what a split of the whole gives:
+    # texts of hostile words and marks cut at random places, and real paragraphs; the
+    # prefix split as given, or as the ledger left it (a source that lost sentences).
+    from satchel._dedupe import SentenceCache
+
+    def same(cache, text, found):
+        alone = SentenceCache()
+        split = alone.split(text)
+        assert found.spans == split.spans, repr(text)
+        assert found.normal == split.normal and found.keys == split.keys
+        assert found.sentences == [text[a:b] for a, b in split.spans]
+        assert cache.pieces(text) == alone.pieces(text)
+
+    rng = random.Random(11)
+    words = ["Dr.", "No.", "no.", "5", "1901.", "war.", "Sept.", "U.S.", "a.", "K.", "(2013).", "Why?!", "…"]
+    words += ["A", "Smith", "x", "(Dr.", "a.b.", "“A”.", "Mrs.", "St.", "The", "sent", "it", "&", "<b>"]
+    marks = [" ", " ", " ", "  ", "\t", "\xa0", "", "(", '"', "\n", "\n\n", " \n \t\n", "\r\n"]
+    texts = [
+        "".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randrange(1, 40)))
+        for _ in range(4000)
+    ]
+    texts += paragraphs(60)
+    for text in texts:
+        cache = SentenceCache()
+        cut = rng.randrange(1, len(text) + 1)
+        prefix = text[:cut]
+        if prefix.strip():
+            cache.split(prefix)
+            same(cache, text, cache.split_after(text, prefix))
+            grown = cache.grown(text)  # what the text's token count is worked out from
+            if grown is not None:
+                before, last, tail = grown
+                assert before is prefix and prefix.endswith(last) and prefix[: -len(last)] + tail == text
+        # the prefix as the ledger left it, then more text after it (the sentences around a
+        # removed one may read as one alone: split whole again)
+        cache = SentenceCache()
+        ledger = Ledger(cache)
+        split = cache.split(text)
+        if len(split.keys) < 2:
+            continue
+        ledger.record(split.keys[0], "S1", keys=[split.keys[0]])
+        left = ledger.fresh(text).text
+        more = left + " " + rng.choice(texts[:50])
+        if left.strip():
+            same(cache, more, cache.split_after(more, left))

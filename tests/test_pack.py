@@ -167,6 +167,27 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
     assert 'chunk="w2, w1, w3"' in r.text
 
 
+def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly():
+    # Each window joins the one source before it, whose text grows: it is split and counted
+    # from what it was (see SentenceCache.split_after), which must give what the whole gives.
+    rng = random.Random(5)
+    forms = ["Price{}", "rose{}", "{}%", "&{}", "fell{}.", "<b>Dr.", "Smith{}</b>", "said{}", "no.", "It{}"]
+    doc = " ".join(rng.choice(forms).format(k) for k in range(6000))  # no sentence twice
+    starts = [k + 1 for k, ch in enumerate(doc) if ch == " "]  # cut anywhere in a word or before it
+    cuts = sorted(rng.sample(starts, 200) + [k + rng.randrange(1, 3) for k in rng.sample(starts, 200)])
+    chunks = [
+        {"id": f"w{i}", "text": doc[a:b], "doc_id": "d", "start": a, "end": b, "score": 1 - i / 1000}
+        for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(doc)], strict=True))
+        if a < b
+    ]
+    r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0, dedupe=["neighbours", "sentences"])
+    assert [s.text for s in r.sources] == [doc] and len(r.sources[0].ids) == len(chunks)
+    tok = TiktokenTokenizer("o200k_base")
+    assert sum(tok.count(m["content"]) for m in r.messages) + r.tokens.framing == r.tokens.prompt
+    block = r.text[r.text.index("<source_1") : r.text.index("</source_1>") + len("</source_1>\n")]
+    assert r.sources[0].cost == tok.count(block)
+
+
 def test_neighbours_merge_into_the_connected_runs_of_their_documents():
     # Many random windows of two long documents, in random rank order: whatever the
     # order, each document is sent as the runs its windows cover (overlapping or
