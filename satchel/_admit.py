@@ -140,13 +140,16 @@ def admit(
     cache: SentenceCache | None = None,
     names: tuple[str, str] = ("candidate", "source budget"),
     ranks: Mapping[str, int] | None = None,
+    forget: Callable[[str], None] | None = None,
 ) -> Admission:
     """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens.
 
     ``cache`` holds texts already split into sentences (by the first dedupe pass);
     ``names`` are what errors call an item and the budget; ``ranks`` the retrieval rank
     of each candidate, when ``ranked`` is in another order (role caps admit by role),
-    for the orders to place sources by.
+    for the orders to place sources by; ``forget`` is told the text of a merged source
+    that a longer one replaced, which the caller's caches may then let go of (a document
+    retrieved as a thousand windows would otherwise leave a thousand ever longer copies).
     """
     out = Admission()
     ledger = Ledger(cache) if sentences else None
@@ -205,7 +208,7 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names)
+                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -286,6 +289,7 @@ def _merge_neighbours(
     cost: CostFn,
     ledger: Ledger | None,
     names: tuple[str, str],
+    forget: Callable[[str], None] | None = None,
 ) -> None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
@@ -360,6 +364,10 @@ def _merge_neighbours(
     out.used += extra
     if ledger is not None:
         ledger.record(text, lead.id)
+    if forget is not None:
+        for d in touching:
+            if len(d.members) > 1 and d.text != text:  # a merged text no source holds now
+                forget(d.text)
     for m_id, cut in cuts.items():  # the members that lost sentences to the merge
         if m_id == chunk.id:
             continue

@@ -904,6 +904,12 @@ class SentenceCache:
         done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
         return done
 
+    def forget(self, text: str) -> None:
+        """Let go of what was kept of ``text`` (a merged source's text that a longer one replaced)."""
+        self._splits.pop(text, None)
+        self._pieces.pop(text, None)
+        self._grown.pop(text, None)
+
     def grown(self, text: str) -> tuple[str, str, str] | None:
         """(prefix, its last piece, tail) when ``text`` was split by :meth:`split_after`: the
         prefix without its last piece, then the tail (each piece boundary is a place where

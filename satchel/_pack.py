@@ -99,8 +99,8 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-#: A pack's source tags by (chunk id, or the ids of merged chunks; label): (open tag, close tag).
-_Tags = dict[tuple[str | tuple[str, ...], int], tuple[str, str]]
+#: A pack's source tags by (chunk id, label): (open tag, close tag).
+_Tags = dict[tuple[str, int], tuple[str, str]]
 
 
 def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -550,6 +550,7 @@ class Packer:
             cache=sentences,
             # role caps admit by role; the orders place sources by retrieval rank
             ranks=None if self.role_caps is None else {c.id: i for i, c in enumerate(retrieval, start=1)},
+            forget=functools.partial(self._forget, sentences=sentences),
         )
         left = {c.id for c in ranked}
         for chunk in retrieval:
@@ -560,6 +561,11 @@ class Packer:
                     "dedupe",
                 )
         return admission
+
+    def _forget(self, text: str, sentences: SentenceCache) -> None:
+        """Let go of a merged source's text that a longer one replaced (see admit)."""
+        sentences.forget(text)
+        self._counter.forget(escape_text(text))
 
     def _plan(self, question: str, system: str, history: list[dict[str, str]]) -> Budget:
         count, p = self._counter, self._profile
@@ -636,13 +642,14 @@ class Packer:
         ``tags`` keeps each source's tags for the rest of the pack: the prefetch,
         admission's room check and the source's cost all ask for the same ones.
         """
-        ids = members[0].id if len(members) == 1 else tuple(map(_ID, members))
-        made = tags.get((ids, label))
+        single = len(members) == 1
+        made = tags.get((members[0].id, label)) if single else None
         if made is None:
-            head, _, close = source_parts(
-                label, chunk_attr(ids if isinstance(ids, tuple) else (ids,)), self._attrs(members), ""
-            )
-            made = tags[ids, label] = (head, close + "\n")  # the line break that joins it to what follows
+            ids = chunk_attr(list(map(_ID, members)))
+            head, _, close = source_parts(label, ids, self._attrs(members), "")
+            made = (head, close + "\n")  # the line break that joins it to what follows
+            if single:  # (a merged source is costed once, and its tag lists every member's id)
+                tags[members[0].id, label] = made
         return made[0], escape_text(text), made[1]
 
     def _cost(
@@ -667,7 +674,11 @@ class Packer:
             return count(head + body + tail)
         # A merged source's open tag lists every member's id: counted in pieces that add
         # up (see joined_parts), each once, as neighbours join it one by one.
-        head_tokens = count(head) if len(members) == 1 else count.sum_of(head, _SPACED(head))
+        if len(members) == 1:
+            head_tokens = count(head)
+        else:
+            head_tokens = count.sum_of(head, _SPACED(head))
+            count.forget(head)  # (asked once: a longer source replaces it, or it is rendered)
         return head_tokens + count.joined(body, tail, self._body_tokens(text, sentences, body))
 
     def _render(

@@ -349,6 +349,10 @@ class TokenCounter:
         """Whether ``text`` has been counted already."""
         return text in self._cache
 
+    def forget(self, text: str) -> None:
+        """Let go of the count of ``text`` (a text no longer asked about)."""
+        self._cache.pop(text, None)
+
     def remember(self, text: str, n: int) -> None:
         """Take ``n`` as the count of ``text``: the caller worked it out from counts that add up."""
         self._cache[text] = n

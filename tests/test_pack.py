@@ -186,6 +186,12 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
     assert sum(tok.count(m["content"]) for m in r.messages) + r.tokens.framing == r.tokens.prompt
     block = r.text[r.text.index("<source_1") : r.text.index("</source_1>") + len("</source_1>\n")]
     assert r.sources[0].cost == tok.count(block)
+    # and the shorter texts it grew from are let go of: a thousand windows of a document
+    # kept a thousand ever longer copies of it (half a gigabyte for a 250 KB document)
+    packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=["neighbours", "sentences"])
+    packer.pack(chunks, "q?")
+    longest = max(len(c["text"]) for c in chunks)
+    assert len([t for t in packer._counter._cache if len(t) > 4 * longest]) == 1
 
 
 def test_neighbours_merge_into_the_connected_runs_of_their_documents():
