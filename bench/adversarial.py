@@ -7,7 +7,7 @@ best of ``--repeat``. ``growth`` is the time over the previous size's: about 2
 is linear, about 4 quadratic. A shape stops growing once one size takes more
 than ``--cap`` seconds. Reports only; asserts nothing.
 
-    python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...]
+    python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...] [--memory]
 
 Shapes (each found by an audit; the first four were quadratic and are fixed;
 ``touching-windows`` was and is now about 3x faster at 1,000, but each merge still
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -122,11 +123,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
     ap.add_argument("--cap", type=float, default=5.0, help="stop a shape after a size slower than this (s)")
     ap.add_argument("--shapes", default=None, help="comma-separated shape names (default: all)")
+    ap.add_argument(
+        "--memory", action="store_true", help="also run each pack once more under tracemalloc: its peak"
+    )
     args = ap.parse_args(argv)
     print(f"$ {command_line('bench/adversarial.py', argv)}")
     table = shapes(prose())
     chosen = args.shapes.split(",") if args.shapes else list(table)
-    print(f"{'shape':<17} {'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}")
+    memory = f" {'peak MB':>8} {'text MB':>8}" if args.memory else ""
+    print(f"{'shape':<17} {'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}{memory}")
     for name in chosen:
         sizes, build = table[name]
         previous = None
@@ -135,11 +140,26 @@ def main(argv: list[str] | None = None) -> None:
             tok = best_time(args.repeat, lambda texts=texts: tokenizer_pass(texts))
             pk = best_time(args.repeat, run)
             growth = f"{pk / previous:6.1f}x" if previous else ""
-            print(f"{name:<17} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}")
+            if args.memory:
+                memory = f" {peak_memory(run) / 1e6:8.1f} {sum(map(len, texts)) / 1e6:8.2f}"
+            print(f"{name:<17} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}{memory}")
             previous = pk
             if pk > args.cap:
                 break
     print("\n(growth: this size's pack time over the previous size's; 2x is linear, 4x quadratic)")
+    if args.memory:
+        print("(peak MB: the most memory Python held during one pack, by tracemalloc; text MB: the")
+        print(" candidates' text, in millions of characters)")
+
+
+def peak_memory(run: Callable[[], Any]) -> int:
+    """The peak of memory allocated through Python during ``run()``, in bytes (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 if __name__ == "__main__":
