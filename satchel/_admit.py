@@ -119,6 +119,9 @@ class Policy:
     min_score_ratio: float | None = None
     #: question-term weights for extractive compression (idf over the candidates)
     weights: Mapping[str, float] | None = None
+    #: the counts add up over text cut before a space (see compress): compression counts
+    #: each trial from the pieces it changes
+    counts_add_up: bool = False
 
 
 CostFn = Callable[[Sequence[Chunk], str, int], int]
@@ -240,6 +243,7 @@ def admit(
             compressor=None if critical else policy.compressor,
             compressor_roles=policy.compressor_roles,
             weights=policy.weights,
+            adds_up=policy.counts_add_up,
         )
         if shaped.text is None:
             decision = _no_room(chunk, overhead + count(text), left, budget, names)

@@ -533,6 +533,7 @@ class Packer:
             weights=term_weights((c.text for c in ranked), question_terms(question))
             if self.compress
             else None,
+            counts_add_up=self._counter.additive,
         )
         admission = admit(
             ranked,

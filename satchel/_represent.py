@@ -19,6 +19,7 @@ whole or drops it with a reason.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,6 +32,7 @@ from ._errors import CallerCode, InputError
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
 GAP = " … "
+_TRAIL = " …"  # after the last unit kept, when it is not the text's last
 LINE_GAP = "\n…\n"
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
@@ -113,12 +115,17 @@ def compress(
     cap: int,
     count: Callable[[str], int],
     weights: Mapping[str, float] | None = None,
+    adds_up: bool = False,
 ) -> Compressed | None:
     """Keep whole sentences (or fields) of ``text`` within ``cap`` tokens; ``None`` if impossible.
 
     ``count`` measures the text as it will be sent (escaping included);
     ``weights`` (term -> weight, e.g. :func:`term_weights`) rank sentences by the
-    question terms they hold.
+    question terms they hold. ``adds_up``: ``count`` of a text cut before a space or
+    tab that follows a visible character is the sum of the parts' counts (both OpenAI
+    encodings; see TokenCounter.joined_parts), so each trial is counted from the
+    pieces it changes, not whole (a long text a little over its room was counted
+    whole once for each of its sentences).
     """
     strategy, spans = _units(text)
     if len(spans) < 2:
@@ -143,9 +150,44 @@ def compress(
         return "".join(parts)
 
     chosen = list(protected)
-    if chosen and count(render(chosen)) > cap:
+    total = count(render(chosen)) if chosen else 0  # count(render(chosen)), once there is one
+    if total > cap:
         return None
     weight = weights.get if weights is not None else (lambda term, default: default)
+    last = len(units) - 1
+    cuts = (" ", "\t") if adds_up and strategy == "extractive" else ()
+
+    def piece(before: int | None, i: int) -> tuple[str, bool]:
+        """Unit ``i`` with what render puts before it after unit ``before`` (None: it is the
+        first), and whether counts add up at the cut before it (a unit ends in a visible
+        character, so they do when what follows starts with a space or tab)."""
+        if before is None:
+            return ("…" + (" " if strategy == "extractive" else "\n") if i > 0 else "") + units[i], True
+        between = text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
+        return between + units[i], between.startswith(cuts)
+
+    def with_unit(i: int) -> int | None:
+        """count(render(chosen + [i])) from the pieces that adding unit ``i`` changes, each
+        counted once, when every cut of render(chosen) adds up; None when a cut it makes
+        does not."""
+        at = bisect.bisect(chosen, i)
+        before = chosen[at - 1] if at else None
+        new, adds = piece(before, i)
+        tally = (total if chosen else 0) + count(new)
+        if at < len(chosen):  # the unit after it now follows it
+            old, _ = piece(before, chosen[at])
+            moved, moved_adds = piece(i, chosen[at])
+            adds = adds and moved_adds
+            tally += count(moved) - count(old)
+        else:  # it is the last now: the " …" after the last unit moves after it
+            if chosen and chosen[-1] != last:
+                tally -= count(_TRAIL)
+            if i != last:
+                tally += count(_TRAIL)
+        return tally if adds else None
+
+    # Whether counts add up at every cut between the pieces of render(chosen) (see piece).
+    adding = bool(cuts) and all(piece(a, b)[1] for a, b in zip(chosen, chosen[1:], strict=False))
 
     def relevance_of(i: int) -> float:
         # Question terms in the sentence, each weighted by how rare it is among the
@@ -156,9 +198,14 @@ def compress(
         (i for i in range(len(units)) if i not in protected), key=lambda i: (-relevance_of(i), i)
     )
     for i in relevance:
-        trial = chosen + [i]
-        if count(render(trial)) <= cap:
-            chosen = trial
+        tally = with_unit(i) if adding else None
+        if tally is None:
+            tally = count(render(chosen + [i]))
+            if tally <= cap:
+                adding = False  # a cut that does not add up: count whole from now on
+        if tally <= cap:
+            bisect.insort(chosen, i)
+            total = tally
     if not chosen or len(chosen) == len(units):
         return None
     return Compressed(
@@ -195,12 +242,13 @@ def fit(
     compressor: Compressor | None = None,
     compressor_roles: frozenset[str] = frozenset(),
     weights: Mapping[str, float] | None = None,
+    adds_up: bool = False,
 ) -> Fit:
     """Decide the representation of one item: verbatim if it fits, else compress or drop.
 
     ``cap`` is the item's role cap (None: uncapped) and ``room`` the tokens its
     text may take in the budget that is left. Both are in tokens of the text as
-    sent.
+    sent. ``adds_up``: see :func:`compress`.
     """
     size = count(text)
     limit = room if cap is None else min(cap, room)
@@ -233,7 +281,7 @@ def fit(
             return Fit(None, f"the compressor returned {after} tokens, more than the {limit} allowed")
         info.update(strategy="abstractive", tokens_after=after, ratio=round(after / size, 3), protected=[])
         return Fit(out, f"compressed (abstractive, user compressor) {size} → {after} tokens", info)
-    compressed = compress(text, question, limit, count, weights)
+    compressed = compress(text, question, limit, count, weights, adds_up)
     if compressed is None:
         protected = protected_spans(text, question)
         if over_cap and size <= room:

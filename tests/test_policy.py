@@ -288,3 +288,46 @@ def test_policy_never_breaks_the_budget(texts, budget):
     assert r.tokens.sources <= budget
     assert r.tokens.prompt + r.budget.answer <= r.budget.context_window
     assert len(r.manifest) == len(chunks)
+
+
+def test_compression_counted_from_pieces_keeps_what_counting_whole_keeps():
+    # With counts that add up at a space after a visible character (both OpenAI
+    # encodings), each trial is counted from the pieces it changes. It must choose
+    # exactly what counting every trial whole chooses: hostile sentences, joined by
+    # spaces, tabs, line breaks or nothing, escaped as sent, at many caps.
+    import random
+
+    from bench import _data
+    from satchel._render import escape_text
+
+    tok = TiktokenTokenizer("o200k_base")
+    counted: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in counted:
+            counted[text] = tok.count(escape_text(text))
+        return counted[text]
+
+    rng = random.Random(3)
+    words = ["Refunds", "take", "5", "days", "&", "<b>", "the", "price", "not", "Dr.", "Smith", "é", "…"]
+    words += ["2026-03-01", "x" * 30, "'s", "(a)", "$3.99", "/", "\u00a0", "rose"]
+    ends = [". ", ".  ", ".\t", ".\n", "! ", "? ", ". \n ", ".\n\n"]
+    texts = [
+        "".join(
+            " ".join(rng.choice(words) for _ in range(rng.randrange(1, 12))) + rng.choice(ends)
+            for _ in range(rng.randrange(2, 14))
+        )
+        for _ in range(300)
+    ]
+    path = _data.data_dir() / _data.NQ_FILE
+    if path.is_file():
+        texts += [r["nq_annotated_gold"]["long_answer"] for r in _data.load_nq(path)[:60]]
+    question = "How long do refunds take, Dr. Smith?"
+    compared = 0
+    for text in texts:
+        whole = tok.count(escape_text(text))
+        for share in (0.2, 0.5, 0.8, 0.95):
+            cap = int(whole * share)
+            assert compress(text, question, cap, count, adds_up=True) == compress(text, question, cap, count)
+            compared += 1
+    assert compared > 1000
