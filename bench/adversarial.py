@@ -9,10 +9,10 @@ than ``--cap`` seconds. Reports only; asserts nothing.
 
     python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...] [--memory]
 
-Shapes (each found by an audit; the first four were quadratic and are fixed;
-``touching-windows`` was and is now about 3x faster at 1,000, but each merge still
-scans the whole growing text in C (hashing, escaping, the merged tag), so it still
-grows faster than linear; ``compress-over`` is still quadratic):
+Shapes (each found by an audit; all six were quadratic; five are fixed, and
+``touching-windows`` is about 3x faster at 1,000 and holds linear memory, but each
+merge still scans the whole growing text in C (hashing, escaping, the merged tag),
+so its time still grows faster than linear):
 
 - ``long-word``: one short text (under 64 words) holding one long word without a
   digit (a base64 blob, a URL, text without spaces);
