@@ -32,7 +32,6 @@ from ._errors import CallerCode, InputError
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
 GAP = " … "
-_TRAIL = " …"  # after the last unit kept, when it is not the text's last
 LINE_GAP = "\n…\n"
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
@@ -133,20 +132,27 @@ def compress(
     terms = question_terms(question)
     units = [text[s:e] for s, e in spans]
     protected = [i for i, u in enumerate(units) if _protected(u, terms)]
-    gap = LINE_GAP if strategy == "structured" else GAP
+    gap, lead, trail = (LINE_GAP, "…\n", "\n…") if strategy == "structured" else (GAP, "… ", " …")
+    last = len(units) - 1
+    # Counts add up at a cut before a space or tab that follows a visible character
+    # (adds_up); every unit ends in one.
+    cuts = (" ", "\t") if adds_up and strategy == "extractive" else ()
+
+    def piece(before: int | None, i: int) -> tuple[str, bool]:
+        """Unit ``i`` as the kept text holds it after unit ``before`` (None: first), with what
+        comes between them, and whether counts add up at the cut before it."""
+        if before is None:
+            return (lead if i > 0 else "") + units[i], True
+        between = text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
+        return between + units[i], between.startswith(cuts)
 
     def render(chosen: Sequence[int]) -> str:
-        parts: list[str] = []
-        previous = -1
+        parts, before = [], None
         for i in sorted(chosen):
-            if parts:
-                parts.append(text[spans[previous][1] : spans[i][0]] if i == previous + 1 else gap)
-            elif i > 0:
-                parts.append("…" + (" " if strategy == "extractive" else "\n"))
-            parts.append(units[i])
-            previous = i
-        if previous != len(units) - 1:
-            parts.append(" …" if strategy == "extractive" else "\n…")
+            parts.append(piece(before, i)[0])
+            before = i
+        if before != last:
+            parts.append(trail)
         return "".join(parts)
 
     chosen = list(protected)
@@ -154,39 +160,28 @@ def compress(
     if total > cap:
         return None
     weight = weights.get if weights is not None else (lambda term, default: default)
-    last = len(units) - 1
-    cuts = (" ", "\t") if adds_up and strategy == "extractive" else ()
-
-    def piece(before: int | None, i: int) -> tuple[str, bool]:
-        """Unit ``i`` with what render puts before it after unit ``before`` (None: it is the
-        first), and whether counts add up at the cut before it (a unit ends in a visible
-        character, so they do when what follows starts with a space or tab)."""
-        if before is None:
-            return ("…" + (" " if strategy == "extractive" else "\n") if i > 0 else "") + units[i], True
-        between = text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
-        return between + units[i], between.startswith(cuts)
 
     def with_unit(i: int) -> int | None:
         """count(render(chosen + [i])) from the pieces that adding unit ``i`` changes, each
-        counted once, when every cut of render(chosen) adds up; None when a cut it makes
+        counted once (every cut of render(chosen) adds up); None when a cut it makes
         does not."""
         at = bisect.bisect(chosen, i)
         before = chosen[at - 1] if at else None
         new, adds = piece(before, i)
-        tally = (total if chosen else 0) + count(new)
+        tally = total + count(new)
         if at < len(chosen):  # the unit after it now follows it
             old, _ = piece(before, chosen[at])
             moved, moved_adds = piece(i, chosen[at])
             adds = adds and moved_adds
             tally += count(moved) - count(old)
-        else:  # it is the last now: the " …" after the last unit moves after it
+        else:  # it is the last now: the trail after the last unit moves after it
             if chosen and chosen[-1] != last:
-                tally -= count(_TRAIL)
+                tally -= count(trail)
             if i != last:
-                tally += count(_TRAIL)
+                tally += count(trail)
         return tally if adds else None
 
-    # Whether counts add up at every cut between the pieces of render(chosen) (see piece).
+    # Whether counts add up at every cut between the pieces of render(chosen).
     adding = bool(cuts) and all(piece(a, b)[1] for a, b in zip(chosen, chosen[1:], strict=False))
 
     def relevance_of(i: int) -> float:
