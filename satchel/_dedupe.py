@@ -911,9 +911,9 @@ class SentenceCache:
         self._grown.pop(text, None)
 
     def grown(self, text: str) -> tuple[str, str, str] | None:
-        """(prefix, its last piece, tail) when ``text`` was split by :meth:`split_after`: the
-        prefix without its last piece, then the tail (each piece boundary is a place where
-        token counts add up, so the text's count follows from the three)."""
+        """(prefix, last, tail) when ``text`` was split by :meth:`split_after`: ``text`` is
+        ``prefix`` without ``last``, its last counting piece, then ``tail``. Token counts add
+        up at a piece's start, so the text's count follows from those of the three."""
         return self._grown.get(text)
 
     def _normalise(self, sentence: str) -> str:

@@ -66,7 +66,7 @@ _make_source = maker(PackedSource)
 #: tokenizer's count of it splits into the counts of the parts (see TokenCounter.joined_parts).
 _SPACED = re.compile(r"(?<=\S)(?= )").split
 _ID = operator.attrgetter("id")
-_FIELDS = operator.attrgetter("metadata", "title", "section", "updated")  # what a tag may show
+_TAG_FIELDS = operator.attrgetter("metadata", "title", "section", "updated")  # what a tag may show
 #: Tokenizers whose counting leaves no cycles (native code, or none)
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
 _collector_lock = threading.Lock()
@@ -622,7 +622,7 @@ class Packer:
         values: dict[str, list[str]] = {}
         # (only members with a field to show: found in C, as a document's windows merge
         # into one source one by one, and most have none)
-        for member in itertools.compress(members, map(any, map(_FIELDS, members))):
+        for member in itertools.compress(members, map(any, map(_TAG_FIELDS, members))):
             for name, value in self._chunk_attrs(member):
                 seen = values.setdefault(name, [])
                 if value not in seen:
