@@ -211,7 +211,7 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget)
+                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget, cache)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -294,6 +294,7 @@ def _merge_neighbours(
     ledger: Ledger | None,
     names: tuple[str, str],
     forget: Callable[[str], None] | None = None,
+    cache: SentenceCache | None = None,
 ) -> None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
@@ -342,6 +343,10 @@ def _merge_neighbours(
             text, span = fresh.text, _within(union, fresh.run)
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
+    elif cache is not None:
+        # Split as the ledger would (only the part after the first piece's text), so that
+        # the merged text is counted from that text's count, not whole again.
+        cache.split_after(text, pieces[0][2])
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)

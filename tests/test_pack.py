@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+
 import satchel
 from satchel._dedupe import split_sentences
 from satchel._pack import rank_candidates
@@ -167,7 +169,8 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
     assert 'chunk="w2, w1, w3"' in r.text
 
 
-def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly():
+@pytest.mark.parametrize("dedupe", [["neighbours", "sentences"], ["neighbours"]])
+def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe):
     # Each window joins the one source before it, whose text grows: it is split and counted
     # from what it was (see SentenceCache.split_after), which must give what the whole gives.
     rng = random.Random(5)
@@ -180,7 +183,7 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
         for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(doc)], strict=True))
         if a < b
     ]
-    r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0, dedupe=["neighbours", "sentences"])
+    r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0, dedupe=dedupe)
     assert [s.text for s in r.sources] == [doc] and len(r.sources[0].ids) == len(chunks)
     tok = TiktokenTokenizer("o200k_base")
     assert sum(tok.count(m["content"]) for m in r.messages) + r.tokens.framing == r.tokens.prompt
@@ -188,10 +191,14 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
     assert r.sources[0].cost == tok.count(block)
     # and the shorter texts it grew from are let go of: a thousand windows of a document
     # kept a thousand ever longer copies of it (half a gigabyte for a 250 KB document)
-    packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=["neighbours", "sentences"])
+    # and no text much longer than a window is tokenized whole: it was, once per window
+    packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=dedupe)
+    tokenizer, whole = packer._counter.tokenizer, []
+    tokenizer.count = lambda text, count=tokenizer.count: whole.append(len(text)) or count(text)
     packer.pack(chunks, "q?")
     longest = max(len(c["text"]) for c in chunks)
     assert len([t for t in packer._counter._cache if len(t) > 4 * longest]) == 1
+    assert max(whole) < 4 * longest
 
 
 def test_neighbours_merge_into_the_connected_runs_of_their_documents():
