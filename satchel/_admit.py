@@ -344,8 +344,9 @@ def _merge_neighbours(
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
     elif cache is not None:
-        # Split as the ledger would (only the part after the first piece's text), so that
-        # the merged text is counted from that text's count, not whole again.
+        # Split as the ledger would (after the first merge, only what follows the text
+        # merged before), so that the merged text is counted from that text's count,
+        # not whole again.
         cache.split_after(text, pieces[0][2])
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)

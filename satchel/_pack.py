@@ -424,7 +424,7 @@ class Packer:
         while later candidates are still being split.
         """
         count = self._counter
-        split = count.additive and bool(self._stages)  # (neighbours: see _merge_neighbours)
+        split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
             if not count.additive:
                 yield [escape_text(chunk.text)]
