@@ -119,8 +119,9 @@ class Policy:
     min_score_ratio: float | None = None
     #: question-term weights for extractive compression (idf over the candidates)
     weights: Mapping[str, float] | None = None
-    #: the counts add up over text cut before a space (see compress): compression counts
-    #: each trial from the pieces it changes
+    #: the counts add up over text cut before a space or tab that follows a visible
+    #: character (see compress): compression counts each trial from the pieces it changes,
+    #: and a merged source's text is counted from the text it grew from
     counts_add_up: bool = False
 
 
@@ -211,7 +212,10 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget, cache)
+                    # (a merged text is split to be counted from what it grew from: only
+                    # when counts add up; the ledger splits it anyway)
+                    split = cache if policy.counts_add_up else None
+                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget, split)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -312,15 +316,16 @@ def _merge_neighbours(
                 duplicate_of=d.lead.id,
             )
             return
-    pieces = sorted(
+    # (start, end, text) of each, in document order: the merged text starts with the first's
+    parts = sorted(
         [(d.span[1], d.span[2], d.text) for d in touching if d.span] + [(chunk.start, chunk.end, chunk.text)]
     )
-    text, first = "", pieces[0][0]
+    text, first = "", parts[0][0]
     cursor = first
-    for start, end, piece in pieces:
+    for start, end, part in parts:
         if end <= cursor:
             continue
-        text += piece[max(0, cursor - start) :]
+        text += part[max(0, cursor - start) :]
         cursor = end
     lead_draft = min(touching, key=lambda d: d.rank)
     union: Place = (chunk.doc_id, first, cursor)
@@ -330,7 +335,7 @@ def _merge_neighbours(
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).
-        fresh = ledger.fresh(text, own={m.id for m in members[:-1]}, prefix=pieces[0][2])
+        fresh = ledger.fresh(text, own={m.id for m in members[:-1]}, prefix=parts[0][2])
         if fresh.sent_in and not fresh.text:
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
@@ -347,7 +352,7 @@ def _merge_neighbours(
         # Split as the ledger would (after the first merge, only what follows the text
         # merged before), so that the merged text is counted from that text's count,
         # not whole again.
-        cache.split_after(text, pieces[0][2])
+        cache.split_after(text, parts[0][2])
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)

@@ -784,9 +784,9 @@ class Split:
         self.keys = keys
         #: the sentences themselves, when the split kept them (see SentenceCache.keep)
         self.sentences = sentences
-        #: the sentences the ledger left of a longer text (SentenceCache.keep), which a split
-        #: of this text alone need not find (the sentences before and after a removed one
-        #: may read as one)
+        #: True when the split is what the ledger left of a longer text (SentenceCache.keep):
+        #: a split of this text alone need not find the same sentences (the sentences
+        #: before and after a removed one may read as one)
         self.kept = kept
 
     @property
@@ -904,16 +904,23 @@ class SentenceCache:
         done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
         return done
 
-    def forget(self, text: str) -> None:
-        """Let go of what was kept of ``text`` (a merged source's text that a longer one replaced)."""
-        self._splits.pop(text, None)
-        self._pieces.pop(text, None)
-        self._grown.pop(text, None)
+    def forget(self, text: str) -> list[str]:
+        """Let go of what was kept of ``text`` (a merged source's text that a longer one
+        replaced) and of the tail it grew by (see grown); returns the texts let go of."""
+        gone = [text]
+        grown = self._grown.pop(text, None)
+        if grown is not None:
+            gone.append(grown[2])  # (nearly all of the text, when a window joined in front)
+        for done in gone:
+            self._splits.pop(done, None)
+            self._pieces.pop(done, None)
+        return gone
 
     def grown(self, text: str) -> tuple[str, str, str] | None:
         """(prefix, last, tail) when ``text`` was split by :meth:`split_after`: ``text`` is
         ``prefix`` without ``last``, its last counting piece, then ``tail``. Token counts add
-        up at a piece's start, so the text's count follows from those of the three."""
+        up at a piece's start (with the OpenAI encodings; only then is this read), so the
+        text's count follows from those of the three."""
         return self._grown.get(text)
 
     def _normalise(self, sentence: str) -> str:
@@ -951,7 +958,9 @@ class SentenceCache:
             return ""
         pieces = self._pieces.get(text)
         sentences = split.sentences
-        if pieces is None or sentences is None or len(pieces) != len(sentences):
+        # (only a line: where a blank line stood between two runs, join_kept keeps one, and
+        # the pieces, cut at the space before it, would join them with a space)
+        if pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text:
             joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
             if joined not in self._splits:
                 self._splits[joined] = Split(spans, normal, keys, kept=True)
@@ -1111,7 +1120,7 @@ class Ledger:
         if keys is None:
             keys = self._cache.split(text).keys
         sent = self._sent
-        if len(keys) > 64:  # a merged source's text, recorded whole again: the new ones found in C
+        if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             sent.update(dict.fromkeys(set(keys).difference(sent), source_id))
             return
         for key in keys:

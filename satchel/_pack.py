@@ -565,8 +565,8 @@ class Packer:
 
     def _forget(self, text: str, sentences: SentenceCache) -> None:
         """Let go of a merged source's text that a longer one replaced (see admit)."""
-        sentences.forget(text)
-        self._counter.forget(escape_text(text))
+        for gone in sentences.forget(text):
+            self._counter.forget(escape_text(gone))
 
     def _plan(self, question: str, system: str, history: list[dict[str, str]]) -> Budget:
         count, p = self._counter, self._profile
@@ -640,8 +640,9 @@ class Packer:
     ) -> tuple[str, str, str]:
         """A source as (open tag, escaped text, close tag and the line break after it).
 
-        ``tags`` keeps each source's tags for the rest of the pack: the prefetch,
-        admission's room check and the source's cost all ask for the same ones.
+        ``tags`` keeps each single chunk's tags for the rest of the pack: the prefetch,
+        admission's room check and the source's cost all ask for the same ones. (A merged
+        source's tags, which list every member's id, are built for its one cost.)
         """
         single = len(members) == 1
         made = tags.get((members[0].id, label)) if single else None
@@ -796,7 +797,7 @@ def _escaped(pieces: Sequence[str], escape: bool) -> Sequence[str]:
     """
     if not escape:
         return pieces
-    if len(pieces) > 8:  # (a merged source's thousands: escaped together in C, cut apart again)
+    if len(pieces) > 8:  # (many, as a long or merged text has: escaped together in C, cut apart again)
         joined = "\0".join(pieces)
         if joined.count("\0") == len(pieces) - 1:  # no piece holds the separator
             return escape_text(joined).split("\0")

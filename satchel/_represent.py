@@ -135,7 +135,7 @@ def compress(
     gap, lead, trail = (LINE_GAP, "…\n", "\n…") if strategy == "structured" else (GAP, "… ", " …")
     last = len(units) - 1
     # Counts add up at a cut before a space or tab that follows a visible character
-    # (adds_up); every unit ends in one.
+    # (adds_up), and every unit ends in a visible character.
     cuts = (" ", "\t") if adds_up and strategy == "extractive" else ()
 
     def piece(before: int | None, i: int) -> tuple[str, bool]:

@@ -221,6 +221,22 @@ def test_ledger_keeps_a_blank_line_where_one_stood():
     assert [fresh.text[s:e] for s, e in split_sentences(fresh.text)] == ["Heading", "Then left it."]
 
 
+def test_a_blank_line_stays_when_the_text_was_cut_into_counting_pieces():
+    # A space before the blank line makes it a place where counting pieces are cut; the
+    # ledger still keeps the blank line, for one candidate and for merged neighbours.
+    doc = "Aa bb cc. Dd ee ff. \n\nGg hh ii. Jj kk ll."
+    sent = {"id": "S", "text": "Gg hh ii.", "score": 0.9}
+    whole = [sent, {"id": "w", "text": doc, "score": 0.8}]
+    windows = [
+        sent,
+        {"id": "w1", "text": doc[:19], "doc_id": "d", "start": 0, "end": 19, "score": 0.8},
+        {"id": "w2", "text": doc[19:], "doc_id": "d", "start": 19, "end": len(doc), "score": 0.7},
+    ]
+    for chunks in (whole, windows):
+        result = satchel.pack(chunks, "q?", source_budget=1000)
+        assert [s.text for s in result.sources] == ["Gg hh ii.", "Aa bb cc. Dd ee ff.\n\nJj kk ll."]
+
+
 def test_kept_spans_land_where_the_joined_text_holds_them():
     from satchel._dedupe import _join_kept
 
@@ -567,6 +583,10 @@ def test_a_text_split_after_a_prefix_is_split_as_a_whole():
             if grown is not None:
                 before, last, tail = grown
                 assert before is prefix and prefix.endswith(last) and prefix[: -len(last)] + tail == text
+                # and a merged text let go of takes its tail (nearly all of it, when a
+                # window joined in front) with it
+                assert cache.forget(text) == [text, tail]
+                assert cache.pieces(text) is cache.pieces(tail) is cache.grown(text) is None
         # the prefix as the ledger left it, then more text after it (the sentences around a
         # removed one may read as one alone: split whole again)
         cache = SentenceCache()

@@ -170,19 +170,24 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
 
 
 @pytest.mark.parametrize("dedupe", [["neighbours", "sentences"], ["neighbours"]])
-def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe):
-    # Each window joins the one source before it, whose text grows: it is split and counted
-    # from what it was (see SentenceCache.split_after), which must give what the whole gives.
+@pytest.mark.parametrize("joining", ["behind", "in front"])
+def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe, joining):
+    # Each window joins the one source (after it, ranked in document order, or before it,
+    # ranked in reverse), whose text grows: it is split and counted from what it was (see
+    # SentenceCache.split_after), which must give what the whole gives.
     rng = random.Random(5)
     forms = ["Price{}", "rose{}", "{}%", "&{}", "fell{}.", "<b>Dr.", "Smith{}</b>", "said{}", "no.", "It{}"]
     doc = " ".join(rng.choice(forms).format(k) for k in range(6000))  # no sentence twice
     starts = [k + 1 for k, ch in enumerate(doc) if ch == " "]  # cut anywhere in a word or before it
     cuts = sorted(rng.sample(starts, 200) + [k + rng.randrange(1, 3) for k in rng.sample(starts, 200)])
     chunks = [
-        {"id": f"w{i}", "text": doc[a:b], "doc_id": "d", "start": a, "end": b, "score": 1 - i / 1000}
+        {"id": f"w{i}", "text": doc[a:b], "doc_id": "d", "start": a, "end": b, "score": i / 1000}
         for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(doc)], strict=True))
         if a < b
     ]
+    if joining == "behind":
+        for c in chunks:
+            c["score"] = 1 - c["score"]
     r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0, dedupe=dedupe)
     assert [s.text for s in r.sources] == [doc] and len(r.sources[0].ids) == len(chunks)
     tok = TiktokenTokenizer("o200k_base")
