@@ -23,8 +23,10 @@ tag), so their time still grows faster than linear):
 - ``window-blocks``: ContextWindow.add_block for many blocks, then assemble;
 - ``touching-windows``: one document cut into windows that touch, ranked in
   document order, so each merges into one growing source;
-- ``touching-neighbours``: the same with ``dedupe=["neighbours"]`` (no sentence
-  ledger splitting the merged text);
+- ``touching-in-front``: the same ranked in reverse document order, so each
+  window joins the source in front (and the text is split again nearly whole);
+- ``touching-neighbours``: touching-windows with ``dedupe=["neighbours"]`` (no
+  sentence ledger splitting the merged text);
 - ``compress-over``: compress=True on one text a tenth over its room.
 """
 
@@ -104,6 +106,12 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
             c["score"] = 1 - i / n
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
 
+    def touching_in_front(n: int) -> tuple[list[str], Callable[[], Any]]:
+        cands = windows(n, 40, 40)  # as touching-windows, ranked in reverse document order
+        for i, c in enumerate(cands):
+            c["score"] = i / n
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
     def touching_neighbours(n: int) -> tuple[list[str], Callable[[], Any]]:
         cands = windows(n, 40, 40)  # as touching-windows, with neighbour merging the only dedupe stage
         for i, c in enumerate(cands):
@@ -124,6 +132,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "two-windows": ([1_000, 2_000, 4_000, 8_000], two_windows),
         "window-blocks": ([2_000, 4_000, 8_000, 16_000], window_blocks),
         "touching-windows": ([250, 500, 1_000], touching),
+        "touching-in-front": ([250, 500, 1_000], touching_in_front),
         "touching-neighbours": ([250, 500, 1_000], touching_neighbours),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }

@@ -886,7 +886,7 @@ class SentenceCache:
         pieces = self.pieces(prefix)
         assert pieces is not None  # (the prefix was split)
         cut = len(prefix) - len(pieces[-1])
-        if not cut:  # the prefix is one piece: nothing of it to keep
+        if 2 * cut < len(text):  # little of it to keep (a window joining a source in front)
             return self.split(text)
         before = len(known.spans)  # the prefix's sentences before the cut
         while before and known.spans[before - 1][0] >= cut:
