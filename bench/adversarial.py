@@ -9,10 +9,11 @@ than ``--cap`` seconds. Reports only; asserts nothing.
 
     python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...] [--memory]
 
-Shapes (each found by an audit; all were quadratic; the others are fixed, and
-the two ``touching-`` shapes are much faster at 1,000 and hold linear memory, but
-each merge still scans the whole growing text in C (hashing, escaping, the merged
-tag), so their time still grows faster than linear):
+Shapes (each found by an audit; all were quadratic in time or memory; the others
+are fixed, and the three ``touching-`` shapes hold linear memory, but each merge
+still scans the whole growing text (hashing, escaping, the merged tag; and for
+``touching-in-front`` splitting it again), so their time still grows faster than
+linear):
 
 - ``long-word``: one short text (under 64 words) holding one long word without a
   digit (a base64 blob, a URL, text without spaces);
