@@ -212,9 +212,9 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    # (a merged text is split to be counted from what it grew from: only
-                    # when counts add up; the ledger splits it anyway)
-                    split = cache if policy.counts_add_up else None
+                    # (the merged text is split for the ledger, and to be counted from
+                    # what it grew from when counts add up)
+                    split = cache if ledger is not None or policy.counts_add_up else None
                     _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget, split)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
@@ -332,10 +332,15 @@ def _merge_neighbours(
     span: Place | None = union
     members = [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk]
     cuts: dict[str, _Cut] = {}
+    if cache is not None:
+        # Split once, from the text merged before where there is one (only what follows
+        # it is split again), for the ledger and for counting the merged text from that
+        # text's count rather than whole again.
+        cache.split_after(text, parts[0][2])
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).
-        fresh = ledger.fresh(text, own={m.id for m in members[:-1]}, prefix=parts[0][2])
+        fresh = ledger.fresh(text, own={m.id for m in members[:-1]})
         if fresh.sent_in and not fresh.text:
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
@@ -348,11 +353,6 @@ def _merge_neighbours(
             text, span = fresh.text, _within(union, fresh.run)
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
-    elif cache is not None:
-        # Split as the ledger would (after the first merge, only what follows the text
-        # merged before), so that the merged text is counted from that text's count,
-        # not whole again.
-        cache.split_after(text, parts[0][2])
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)

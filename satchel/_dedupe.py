@@ -1095,11 +1095,10 @@ class Ledger:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
 
-    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), prefix: str = "") -> Fresh:
+    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset()) -> Fresh:
         """``text`` without sentences already sent (but in the sources ``own``: the text
-        joins them); runs of kept sentences stay verbatim. ``prefix``: a text split before
-        that ``text`` starts with (see SentenceCache.split_after)."""
-        split = self._cache.split_after(text, prefix) if prefix else self._cache.split(text)
+        joins them); runs of kept sentences stay verbatim."""
+        split = self._cache.split(text)
         sent = self._sent
         if not sent or sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
