@@ -11,7 +11,6 @@ import functools
 import gc
 import itertools
 import operator
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,9 +61,6 @@ _PRIORITY_NAMES = {p: p.name for p in Priority}
 #: one of each per candidate (and per source): built without a frozen init (see _records)
 _make_entry = maker(ManifestEntry)
 _make_source = maker(PackedSource)
-#: Cuts a text before each space that follows a visible character: where an additive
-#: tokenizer's count of it splits into the counts of the parts (see TokenCounter.joined_parts).
-_SPACED = re.compile(r"(?<=\S)(?= )").split
 _ID = operator.attrgetter("id")
 _TAG_FIELDS = operator.attrgetter("metadata", "title", "section", "updated")  # what a tag may show
 #: Tokenizers whose counting leaves no cycles (native code, or none)
@@ -676,11 +672,7 @@ class Packer:
             return count(head + body + tail)
         # A merged source's open tag lists every member's id: counted in pieces that add
         # up (see joined_parts), each once, as neighbours join it one by one.
-        if len(members) == 1:
-            head_tokens = count(head)
-        else:
-            head_tokens = count.sum_of(head, _SPACED(head))
-            count.forget(head)  # (asked once: a longer source replaces it, or it is rendered)
+        head_tokens = count(head) if len(members) == 1 else count.once_in_parts(head)
         return head_tokens + count.joined(body, tail, self._body_tokens(text, sentences, body))
 
     def _render(
@@ -797,10 +789,9 @@ def _escaped(pieces: Sequence[str], escape: bool) -> Sequence[str]:
     """
     if not escape:
         return pieces
-    if len(pieces) > 8:  # (many, as a long or merged text has: escaped together in C, cut apart again)
-        joined = "\0".join(pieces)
-        if joined.count("\0") == len(pieces) - 1:  # no piece holds the separator
-            return escape_text(joined).split("\0")
+    joined = "\0".join(pieces)  # escaped together, in C, and cut apart again
+    if joined.count("\0") == len(pieces) - 1:  # (unless a piece holds the separator)
+        return escape_text(joined).split("\0")
     return [*map(escape_text, pieces)]
 
 

@@ -28,6 +28,7 @@ import itertools
 import math
 import operator
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -319,6 +320,9 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
     )
 
 
+#: Cuts a text before each space that follows a visible character: pieces of both OpenAI
+#: encodings never span such a place (see TiktokenTokenizer), so counts add up there.
+_SPACE_CUTS = re.compile(r"(?<=\S)(?= )").split
 #: Texts gathered before counting starts: fewer are counted at once, without a thread.
 _FIRST_BATCH = 512
 #: A counter kept by a long-lived Packer forgets what it counted once it holds this many
@@ -437,6 +441,14 @@ class TokenCounter:
         if len(parts) == 1:
             return self(parts[0])
         return (self(left) if left_tokens is None else left_tokens) - self(parts[1]) + self(parts[2])
+
+    def once_in_parts(self, text: str) -> int:
+        """``count(text)`` for an additive tokenizer, from its parts cut where joined_parts
+        cuts (before each space that follows a visible character), each part counted once;
+        the text itself is not kept (a merged source's tag, asked once)."""
+        n = self.sum_of(text, _SPACE_CUTS(text))
+        del self._cache[text]
+        return n
 
     def joined_parts(self, left: str, right: str) -> list[str]:
         """What :meth:`joined` counts: ``[left + right]``, or ``[left, tail, tail + right]``.
