@@ -34,6 +34,7 @@ linear):
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import tracemalloc
@@ -101,25 +102,13 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
 
         return blocks, run
 
-    def touching(n: int) -> tuple[list[str], Callable[[], Any]]:
-        cands = windows(n, 40, 40)  # window i ends where window i + 1 starts
+    def touching(n: int, in_front: bool = False, **options: Any) -> tuple[list[str], Callable[[], Any]]:
+        """Windows of one document, window i ending where window i + 1 starts, ranked in
+        document order (each joins the source behind it) or in reverse (``in_front``)."""
+        cands = windows(n, 40, 40)
         for i, c in enumerate(cands):
-            c["score"] = 1 - i / n
-        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
-
-    def touching_in_front(n: int) -> tuple[list[str], Callable[[], Any]]:
-        cands = windows(n, 40, 40)  # as touching-windows, ranked in reverse document order
-        for i, c in enumerate(cands):
-            c["score"] = i / n
-        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
-
-    def touching_neighbours(n: int) -> tuple[list[str], Callable[[], Any]]:
-        cands = windows(n, 40, 40)  # as touching-windows, with neighbour merging the only dedupe stage
-        for i, c in enumerate(cands):
-            c["score"] = 1 - i / n
-        return [c["text"] for c in cands], lambda: satchel.pack(
-            cands, QUESTION, model="gpt-4.1", dedupe=["neighbours"]
-        )
+            c["score"] = i / n if in_front else 1 - i / n
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1", **options)
 
     def compress_over(n: int) -> tuple[list[str], Callable[[], Any]]:
         t = text[:n]
@@ -133,8 +122,8 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "two-windows": ([1_000, 2_000, 4_000, 8_000], two_windows),
         "window-blocks": ([2_000, 4_000, 8_000, 16_000], window_blocks),
         "touching-windows": ([250, 500, 1_000], touching),
-        "touching-in-front": ([250, 500, 1_000], touching_in_front),
-        "touching-neighbours": ([250, 500, 1_000], touching_neighbours),
+        "touching-in-front": ([250, 500, 1_000], functools.partial(touching, in_front=True)),
+        "touching-neighbours": ([250, 500, 1_000], functools.partial(touching, dedupe=["neighbours"])),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }
 
