@@ -27,7 +27,10 @@ from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model, known_models, register_model
 from ._order import ORDERS
 from ._pack import Packer, pack
-from ._render import DEFAULT_SYSTEM, escape_attr, escape_text, unescape
+from ._render import DEFAULT_SYSTEM
+from ._render import public_escape_attr as escape_attr
+from ._render import public_escape_text as escape_text
+from ._render import public_unescape as unescape
 from ._roles import DEFAULT_ROLE_CAPS, EVIDENCE_POLICY, RoleRule
 from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
 from .citations import Citations, cite

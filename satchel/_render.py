@@ -17,13 +17,14 @@ attribute values. :func:`unescape` recovers the original exactly.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._errors import ConfigError
+from ._errors import ConfigError, InputError
 
 __all__ = [
     "DEFAULT_METADATA",
@@ -95,6 +96,29 @@ def unescape(text: str) -> str:
     One pass, so ``&amp;lt;`` comes back as ``&lt;``, not ``<``.
     """
     return _ENTITY.sub(lambda m: _UNESCAPES[m.group(0)], text)
+
+
+def _for_callers(escape: Callable[[str], str]) -> Callable[[str], str]:
+    """``escape`` as Satchel's public API gives it: anything but a str is refused with an
+    InputError that says what came. (Satchel's own code calls the unchecked function,
+    on every text of every pack.)"""
+
+    @functools.wraps(escape)
+    def checked(text: str) -> str:
+        if not isinstance(text, str):
+            raise InputError(
+                f"{escape.__name__}() takes a str, got {type(text).__name__} {text!r:.60}; "
+                "pass the text itself (str(value) to turn another value into text)"
+            )
+        return escape(text)
+
+    return checked
+
+
+#: escape_text, escape_attr and unescape for code outside Satchel (see _for_callers)
+public_escape_text = _for_callers(escape_text)
+public_escape_attr = _for_callers(escape_attr)
+public_unescape = _for_callers(unescape)
 
 
 def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:

@@ -240,3 +240,13 @@ def test_prompt_parts_with_a_lone_surrogate(parts, match):
     parts = {"question": "q?", **parts}
     with pytest.raises(InputError, match=match):
         satchel.pack([OK], parts.pop("question"), **parts)
+
+
+@pytest.mark.parametrize("name", ["escape_text", "escape_attr", "unescape"])
+@pytest.mark.parametrize("value", [5, None, b"a&b", ["a&b"]])
+def test_the_public_escaping_functions_refuse_what_is_not_text(name, value):
+    function = getattr(satchel, name)
+    wanted = rf"{name}\(\) takes a str, got {type(value).__name__} .*str\(value\)"
+    with pytest.raises(InputError, match=wanted):
+        function(value)
+    assert function("a &amp; <b>") == getattr(satchel._render, name)("a &amp; <b>")  # the same for text
