@@ -97,7 +97,15 @@ VARIANTS: dict[str, Variant] = {
         c, q, model=MODEL, source_budget=b, **{**satchel.EVIDENCE_POLICY, "compress": False}
     ),
     "compress-only": lambda c, q, b: satchel.pack(c, q, model=MODEL, source_budget=b, compress=True),
+    # the same candidates from a retriever that gives no offsets: neighbour merging cannot
+    # join the gold windows, so only the sentence ledger keeps their overlap out
+    "satchel-no-offsets": lambda c, q, b: satchel_default([_without_offsets(x) for x in c], q, b),
+    "greedy-no-offsets": lambda c, q, b: greedy([_without_offsets(x) for x in c], q, b),
 }
+
+
+def _without_offsets(candidate: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in candidate.items() if k not in ("start", "end")}
 
 
 # --- measuring -------------------------------------------------------------------

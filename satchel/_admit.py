@@ -230,7 +230,9 @@ def admit(
             # The budget is full: nothing of this chunk can fit, so skip the dedupe work.
             out.decisions[chunk.id] = _no_room(chunk, overhead + count(chunk.text), left, budget, names)
             continue
-        fresh = ledger.fresh(chunk.text) if ledger is not None else None
+        # (a text neighbours cannot join is also checked for sentences cut from those sent)
+        edges = place is None or not neighbours
+        fresh = ledger.fresh(chunk.text, edges=edges) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
             out.decisions[chunk.id] = _already_sent(fresh, "every sentence")
             continue

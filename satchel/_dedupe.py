@@ -1088,21 +1088,52 @@ def _is_key(normal: str) -> bool:
     return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
 
 
+#: Characters a cut sentence must have (and by which sent sentences are indexed) for
+#: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
+_EDGE = 16
+_HEAD, _TAIL = itertools.repeat(slice(None, _EDGE)), itertools.repeat(slice(-_EDGE, None))
+
+
 class Ledger:
-    """The sentences admission has sent so far, and where each was first sent."""
+    """The sentences admission has sent so far, and where each was first sent.
+
+    A window cut from its document mid-sentence starts with the end of a sentence
+    and ends with the start of one. When another source already sent that whole
+    sentence, the piece is sent already too, though it is no sentence of its own.
+    For a text that neighbour merging cannot join to the rest of its document (one
+    without offsets), the ledger also finds its first sentence at the end of a
+    longer sentence sent, and its last one at the start of one: overlapping windows
+    without offsets would otherwise repeat their overlap in part. (A window with
+    offsets keeps its edges: a neighbour may join it there, and the sentence it cuts
+    is then whole again.)
+    """
 
     def __init__(self, sentences: SentenceCache | None = None) -> None:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
+        # the sent sentences longer than _EDGE, by their last and first _EDGE characters
+        # (one sentence for each: a sentence that shares them with another may be missed),
+        # indexed when first asked (most packs' windows have offsets, and never ask)
+        self._tails: dict[str, str] = {}
+        self._heads: dict[str, str] = {}
+        self._indexed = 0  # how many of the sent sentences are (in the order sent)
 
-    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset()) -> Fresh:
+    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
         """``text`` without sentences already sent (but in the sources ``own``: the text
-        joins them); runs of kept sentences stay verbatim."""
+        joins them), nor, with ``edges``, a first or last sentence cut from a longer one
+        already sent; runs of kept sentences stay verbatim."""
         split = self._cache.split(text)
         sent = self._sent
-        if not sent or sent.keys().isdisjoint(split.normal):
+        if not sent:
+            return Fresh(text, (), split.keys)
+        first, last = self._cut_from_sent(split.normal) if edges else (None, None)
+        if first is None and last is None and sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
+        if first is not None:
+            seen[0] = first
+        if last is not None:
+            seen[-1] = last
         if own:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
@@ -1113,6 +1144,31 @@ class Ledger:
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         return Fresh(joined, sent_in, keys, text, split, tuple(seen))
+
+    def _cut_from_sent(self, normal: Sequence[str]) -> tuple[str | None, str | None]:
+        """Where the first and the last of a text's normalised sentences were sent, when
+        that one is no sentence sent itself but the end (first) or the start (last) of a
+        longer one sent (each None otherwise)."""
+        if not normal:
+            return None, None
+        sent = self._sent
+        if self._indexed < len(sent):  # (a dict keeps the order its keys came in)
+            new = list(itertools.islice(sent, self._indexed, None))
+            long = list(itertools.compress(new, map(operator.gt, map(len, new), itertools.repeat(_EDGE))))
+            self._tails.update(zip(map(operator.getitem, long, _TAIL), long, strict=True))
+            self._heads.update(zip(map(operator.getitem, long, _HEAD), long, strict=True))
+            self._indexed = len(sent)
+        first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:]), str.endswith)
+        last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE]), str.startswith)
+        return first, last
+
+    def _inside(self, piece: str, longer: str | None, fits: Callable[[str, str], bool]) -> str | None:
+        """Where ``longer`` (a sent sentence, or None) was sent, if ``piece`` is a sentence of
+        _EDGE characters or more (and MIN_SENTENCE_WORDS words) that is no sentence sent
+        itself but ``fits`` it (ends or starts it)."""
+        if longer is None or len(piece) < _EDGE or len(longer) <= len(piece) or piece in self._sent:
+            return None
+        return self._sent[longer] if _is_key(piece) and fits(longer, piece) else None
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""

@@ -211,6 +211,57 @@ def test_ledger_removes_only_sentences_already_sent_and_keeps_runs_verbatim():
     assert ledger.fresh("Nothing in common here at all.").removed == ()
 
 
+def test_a_window_without_offsets_leaves_out_the_pieces_of_sentences_already_sent():
+    # Windows cut mid-sentence, without offsets (neighbour merging cannot join them): the
+    # end of a sent sentence at a window's start, and the start of one at its end, are
+    # sent already; shorter pieces, and pieces from a sentence's middle, stay.
+    doc = (
+        "The lamp blinks blue when it is ready. Plus costs two dollars and ninety nine cents a "
+        "month. The warranty covers two years from delivery."
+    )
+    cut = doc.index("ninety")
+    chunks = [
+        {"id": "x", "text": "Plus costs two dollars and ninety nine cents a month.", "score": 0.9},
+        {"id": "w1", "text": doc[:cut], "score": 0.8},
+        {"id": "w2", "text": doc[cut:], "score": 0.7},
+        {"id": "mid", "text": "costs two dollars and ninety nine", "score": 0.6},
+        {"id": "short", "text": "Fine. cents a month.", "score": 0.5},
+    ]
+    result = satchel.pack(chunks, "q?", source_budget=1000)
+    assert [s.text for s in result.sources] == [
+        "Plus costs two dollars and ninety nine cents a month.",
+        "The lamp blinks blue when it is ready.",
+        "The warranty covers two years from delivery.",
+        "costs two dollars and ninety nine",
+        "Fine. cents a month.",
+    ]
+    for name in ("w1", "w2"):
+        entry = result.entry(name)
+        assert entry.sentences_removed == 1 and "already sent" in entry.reason
+    # with offsets the windows keep their edges, and merge into the document's text again
+    placed = [chunks[0]] + [
+        {**c, "doc_id": "d", "start": doc.index(c["text"]), "end": doc.index(c["text"]) + len(c["text"])}
+        for c in chunks[1:3]
+    ]
+    merged = satchel.pack(placed, "q?", source_budget=1000).sources
+    assert [s.text for s in merged][1] == (
+        "The lamp blinks blue when it is ready. The warranty covers two years from delivery."
+    )
+
+
+def test_the_ledger_finds_pieces_of_sentences_sent_after_it_last_looked():
+    ledger = Ledger()
+    ledger.record("Prices rose five percent in the spring of that year.", "a")
+    assert ledger.fresh("in the spring of that year. Then it fell.", edges=True).removed == (
+        ("in the spring of that year.", "a"),
+    )
+    ledger.record("Then it fell sharply in the winter that followed it.", "b")
+    fresh = ledger.fresh("of that year. Something new. Then it fell sharply in the", edges=True)
+    assert fresh.text == "of that year. Something new."  # ("of that year." is too short to say)
+    assert fresh.removed == (("Then it fell sharply in the", "b"),)
+    assert ledger.fresh("Then it fell sharply in the", edges=False).removed == ()
+
+
 def test_ledger_keeps_a_blank_line_where_one_stood():
     # a heading ends at a blank line, not a period: joined by a space it would run
     # into the sentence after the one removed
