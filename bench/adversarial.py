@@ -28,7 +28,10 @@ linear):
   window joins the source in front (and the text is split again nearly whole);
 - ``touching-neighbours``: touching-windows with ``dedupe=["neighbours"]`` (no
   sentence ledger splitting the merged text);
-- ``compress-over``: compress=True on one text a tenth over its room.
+- ``compress-over``: compress=True on one text a tenth over its room;
+- ``overlapping-no-offsets``: a document cut into windows that overlap by half,
+  without offsets (neighbour merging cannot join them; the ledger looks for the
+  cut sentences at each window's ends among all those sent before).
 """
 
 from __future__ import annotations
@@ -110,6 +113,12 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
             c["score"] = i / n if in_front else 1 - i / n
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1", **options)
 
+    def overlapping_no_offsets(n: int) -> tuple[list[str], Callable[[], Any]]:
+        """Windows of 40 words every 20 words, without offsets (each checked for sentences
+        cut from those sent, against all sent before it)."""
+        cands = [{"id": c["id"], "text": c["text"]} for c in windows(n, 40, 20)]
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
     def compress_over(n: int) -> tuple[list[str], Callable[[], Any]]:
         t = text[:n]
         room = int(TiktokenTokenizer("o200k_base").count(t) * 0.9)
@@ -124,6 +133,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "touching-windows": ([250, 500, 1_000], touching),
         "touching-in-front": ([250, 500, 1_000], functools.partial(touching, in_front=True)),
         "touching-neighbours": ([250, 500, 1_000], functools.partial(touching, dedupe=["neighbours"])),
+        "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }
 

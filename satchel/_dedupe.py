@@ -1116,7 +1116,8 @@ class Ledger:
         # indexed when first asked (most packs' windows have offsets, and never ask)
         self._tails: dict[str, str] = {}
         self._heads: dict[str, str] = {}
-        self._indexed = 0  # how many of the sent sentences are (in the order sent)
+        self._indexing = False  # (from the first time it is asked)
+        self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
     def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
         """``text`` without sentences already sent (but in the sources ``own``: the text
@@ -1151,13 +1152,15 @@ class Ledger:
         longer one sent (each None otherwise)."""
         if not normal:
             return None, None
-        sent = self._sent
-        if self._indexed < len(sent):  # (a dict keeps the order its keys came in)
-            new = list(itertools.islice(sent, self._indexed, None))
+        if not self._indexing:
+            self._indexing = True
+            self._unindexed.append(list(self._sent))
+        if self._unindexed:
+            new = list(itertools.chain.from_iterable(self._unindexed))
+            self._unindexed.clear()
             long = list(itertools.compress(new, map(operator.gt, map(len, new), itertools.repeat(_EDGE))))
             self._tails.update(zip(map(operator.getitem, long, _TAIL), long, strict=True))
             self._heads.update(zip(map(operator.getitem, long, _HEAD), long, strict=True))
-            self._indexed = len(sent)
         first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:]), str.endswith)
         last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE]), str.startswith)
         return first, last
@@ -1176,8 +1179,15 @@ class Ledger:
             keys = self._cache.split(text).keys
         sent = self._sent
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
-            sent.update(dict.fromkeys(set(keys).difference(sent), source_id))
+            # (kept in the text's order, so which of two sentences alike at their ends the
+            # ledger indexes never depends on the order of a set)
+            new = list(filter(set(keys).difference(sent).__contains__, keys))
+            sent.update(dict.fromkeys(new, source_id))
+            if self._indexing:
+                self._unindexed.append(new)
             return
+        if self._indexing:
+            self._unindexed.append(keys)
         for key in keys:
             sent.setdefault(key, source_id)
 
