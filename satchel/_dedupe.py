@@ -570,6 +570,8 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 # the few periods that may follow an abbreviation, the regex decides the rest:
 #: the rest of a run of ends, and the closing quotes or brackets after it
 _RUN = r"""[.!?…]*["'”’)\]]*"""
+#: what may open a sentence before its first word
+_OPENERS = "\"'“‘(["
 #: what may start the next sentence (after the whitespace)
 _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
 #: a blank line, and the whitespace after it
@@ -588,7 +590,7 @@ def _period_ends(text: str, at: int) -> bool:
         return False  # a dotted word: "U.S.", "e.g.", "x.yz."
     found = _LAST_WORD.search(text, dot + 1, at)
     word = found.group() if found else ""
-    word = word.lstrip("\"'“‘([")
+    word = word.lstrip(_OPENERS)
     if not word:
         return True
     if len(word) == 1 and word.isalpha():  # "J. Smith"
@@ -1092,6 +1094,8 @@ def _is_key(normal: str) -> bool:
 #: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
 _EDGE = 16
 _HEAD, _TAIL = itertools.repeat(slice(None, _EDGE)), itertools.repeat(slice(-_EDGE, None))
+#: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
+_ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
 
 
 class Ledger:
@@ -1127,7 +1131,7 @@ class Ledger:
         sent = self._sent
         if not sent:
             return Fresh(text, (), split.keys)
-        first, last = self._cut_from_sent(split.normal) if edges else (None, None)
+        first, last = self._cut_from_sent(text, split) if edges else (None, None)
         if first is None and last is None and sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
@@ -1146,11 +1150,22 @@ class Ledger:
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         return Fresh(joined, sent_in, keys, text, split, tuple(seen))
 
-    def _cut_from_sent(self, normal: Sequence[str]) -> tuple[str | None, str | None]:
-        """Where the first and the last of a text's normalised sentences were sent, when
-        that one is no sentence sent itself but the end (first) or the start (last) of a
-        longer one sent (each None otherwise)."""
+    def _cut_from_sent(self, text: str, split: Split) -> tuple[str | None, str | None]:
+        """Where the first and the last sentence of ``text`` (split as ``split``) were sent,
+        when that one was cut from a longer sentence sent: it is no sentence sent itself,
+        it ends that one (first) or starts it (last), and it reads as cut (first: it does
+        not start with a capital letter or a digit, after any opening quotes or brackets;
+        last: it does not end as a sentence ends). Each is None
+        otherwise. (A whole sentence that ends another, as "The film failed." ends "Critics
+        said the film failed.", says something of its own.)"""
+        normal = split.normal
         if not normal:
+            return None, None
+        sentences = _sentences(text, split) if split.sentences is None else split.sentences
+        opening = sentences[0].lstrip(_OPENERS)[:1]
+        cut_first = not (opening.isupper() or opening.isdigit())
+        cut_last = not _ENDS_SENTENCE.search(sentences[-1])
+        if not (cut_first or cut_last):
             return None, None
         if not self._indexing:
             self._indexing = True
@@ -1161,8 +1176,11 @@ class Ledger:
             long = list(itertools.compress(new, map(operator.gt, map(len, new), itertools.repeat(_EDGE))))
             self._tails.update(zip(map(operator.getitem, long, _TAIL), long, strict=True))
             self._heads.update(zip(map(operator.getitem, long, _HEAD), long, strict=True))
-        first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:]), str.endswith)
-        last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE]), str.startswith)
+        first = last = None
+        if cut_first:
+            first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:]), str.endswith)
+        if cut_last:
+            last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE]), str.startswith)
         return first, last
 
     def _inside(self, piece: str, longer: str | None, fits: Callable[[str, str], bool]) -> str | None:

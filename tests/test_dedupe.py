@@ -262,6 +262,22 @@ def test_the_ledger_finds_pieces_of_sentences_sent_after_it_last_looked():
     assert ledger.fresh("Then it fell sharply in the", edges=False).removed == ()
 
 
+def test_a_whole_sentence_at_a_windows_edge_is_kept_though_it_ends_or_starts_one_sent():
+    # only a piece that reads as cut (no capital to start it, no period to end it) goes
+    ledger = Ledger()
+    ledger.record("Critics said the film was a failure. The film was a failure at first, they said.", "a")
+    fresh = ledger.fresh("The film was a failure. But it later found an audience.", edges=True)
+    assert fresh.removed == ()
+    fresh = ledger.fresh("It found an audience. The film was a failure at first", edges=True)
+    assert fresh.removed == (("The film was a failure at first", "a"),)
+    fresh = ledger.fresh("It found an audience. The film was a failure at first.", edges=True)
+    assert fresh.removed == ()  # (a sentence of its own, ended)
+    ledger.record('Critics wrote: "The audience left early." In 1901 the prize went to a physicist.', "b")
+    for whole in ('"The audience left early." Then', "1901 the prize went to a physicist. Then"):
+        assert ledger.fresh(whole, edges=True).removed == ()  # (opened by a quote; by a digit)
+    assert ledger.fresh("the prize went to a physicist. Then", edges=True).removed != ()
+
+
 def test_ledger_keeps_a_blank_line_where_one_stood():
     # a heading ends at a blank line, not a period: joined by a space it would run
     # into the sentence after the one removed
