@@ -10,10 +10,9 @@ than ``--cap`` seconds. Reports only; asserts nothing.
     python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...] [--memory]
 
 Shapes (each found by an audit; all were quadratic in time or memory; the others
-are fixed, and the three ``touching-`` shapes hold linear memory, but each merge
-still scans the whole growing text (hashing, escaping, the merged tag; and for
-``touching-in-front`` splitting it again), so their time still grows faster than
-linear):
+are fixed, and the three ``touching-`` shapes hold linear memory and split only what
+each merge adds, but each merge still scans the whole growing text (copying,
+hashing, escaping, the merged tag), so their time still grows faster than linear):
 
 - ``long-word``: one short text (under 64 words) holding one long word without a
   digit (a base64 blob, a URL, text without spaces);
@@ -25,7 +24,7 @@ linear):
 - ``touching-windows``: one document cut into windows that touch, ranked in
   document order, so each merges into one growing source;
 - ``touching-in-front``: the same ranked in reverse document order, so each
-  window joins the source in front (and the text is split again nearly whole);
+  window joins the source in front;
 - ``touching-neighbours``: touching-windows with ``dedupe=["neighbours"]`` (no
   sentence ledger splitting the merged text);
 - ``compress-over``: compress=True on one text a tenth over its room;

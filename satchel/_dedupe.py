@@ -906,23 +906,64 @@ class SentenceCache:
         done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
         return done
 
+    def split_before(self, text: str, suffix: str) -> Split:
+        """:meth:`split` of ``text``, which ends with ``suffix``, a text split here before.
+
+        The mirror of :meth:`split_after`, for a window joining a source in front:
+        only the text up to the end of the suffix's first counting piece is split
+        again. An end after that place looks back no further than the space before
+        it. The end there looks back to the last word before it, which must start
+        inside the suffix: when the first piece is one word (the text in front may
+        make one word with it, as "U" and ".S."), the second is split again too.
+        """
+        done = self._splits.get(text)
+        if done is not None:
+            return done
+        known = self._splits.get(suffix)
+        if known is None or known.kept or not text.endswith(suffix):
+            return self.split(text)
+        pieces = self.pieces(suffix)
+        assert pieces is not None  # (the suffix was split)
+        # the pieces split again: the first, or the first two when the first is one word
+        # (the second starts with whitespace)
+        again = 1 if _WHITESPACE.search(pieces[0].lstrip()) else 2
+        cut = sum(map(len, pieces[:again]))  # where the rest of the suffix starts
+        if len(pieces) <= again or 2 * (len(suffix) - cut) < len(text):
+            return self.split(text)
+        after = 0  # the suffix's sentences before the cut
+        while after < len(known.spans) and known.spans[after][0] < cut:
+            after += 1
+        shift = len(text) - len(suffix)
+        head = text[: shift + cut]
+        rest = self.split(head)
+        rest_pieces = self.pieces(head)
+        assert rest_pieces is not None
+        spans = rest.spans + [(start + shift, end + shift) for start, end in known.spans[after:]]
+        normal = rest.normal + known.normal[after:]
+        sentences = _sentences(head, rest) + _sentences(suffix, known)[after:]
+        self._pieces[text] = rest_pieces + pieces[again:]
+        self._grown[text] = (suffix, suffix[:cut], head)
+        done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
+        return done
+
     def forget(self, text: str) -> list[str]:
         """Let go of what was kept of ``text`` (a merged source's text that a longer one
-        replaced) and of the tail it grew by (see grown); returns the texts let go of."""
+        replaced) and of the part it grew by (see grown); returns the texts let go of."""
         gone = [text]
         grown = self._grown.pop(text, None)
         if grown is not None:
-            gone.append(grown[2])  # (nearly all of the text, when a window joined in front)
+            gone.append(grown[2])
         for done in gone:
             self._splits.pop(done, None)
             self._pieces.pop(done, None)
         return gone
 
     def grown(self, text: str) -> tuple[str, str, str] | None:
-        """(prefix, last, tail) when ``text`` was split by :meth:`split_after`: ``text`` is
-        ``prefix`` without ``last``, its last counting piece, then ``tail``. Token counts add
-        up at a piece's start (with the OpenAI encodings; only then is this read), so the
-        text's count follows from those of the three."""
+        """(known, piece, part) when ``text`` was split from a text split before: ``text`` is
+        ``known`` with ``piece``, its last counting piece (:meth:`split_after`) or its first
+        (:meth:`split_before`), replaced by ``part``. Token counts add up at a piece's start
+        (with the OpenAI encodings; only then is this read), so the text's count is
+        known's, less the piece's, plus the part's."""
         return self._grown.get(text)
 
     def _normalise(self, sentence: str) -> str:

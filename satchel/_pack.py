@@ -446,12 +446,12 @@ class Packer:
             grown = sentences.grown(text)
             if grown is not None:
                 # A merged source's text grown from a shorter one already counted: that
-                # count, less its last piece, plus the tail (a document's windows joining
-                # one by one are not counted whole again each time).
-                prefix, last, tail = grown
-                before = escape_text(prefix)
+                # count, less the piece the new part replaces, plus the part (a document's
+                # windows joining one by one are not counted whole again each time).
+                known, piece, part = grown
+                before = escape_text(known)
                 if count.knows(before):
-                    n = count(before) - count(escape_text(last)) + self._body_tokens(tail, sentences)
+                    n = count(before) - count(escape_text(piece)) + self._body_tokens(part, sentences)
                     count.remember(body, n)
                     return n
             pieces = sentences.pieces(text)

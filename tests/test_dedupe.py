@@ -615,6 +615,32 @@ def test_long_runs_are_read_once():
     assert result.entry("a").status == "dropped"
 
 
+def _split_as_a_whole(cache, text, found):
+    """Whether ``found``, a split of ``text`` from ``cache``, is what a split of it alone gives."""
+    from satchel._dedupe import SentenceCache
+
+    alone = SentenceCache()
+    split = alone.split(text)
+    assert found.spans == split.spans, repr(text)
+    assert found.normal == split.normal and found.keys == split.keys
+    assert found.sentences == [text[a:b] for a, b in split.spans]
+    assert cache.pieces(text) == alone.pieces(text)
+
+
+def _hostile_texts(rng: random.Random, words: list[str] | None = None) -> list[str]:
+    """4,000 texts of words and marks the sentence splitter must decide with care, then 60
+    real paragraphs."""
+    tricky = words or ["Dr.", "No.", "no.", "5", "1901.", "war.", "Sept.", "U.S.", "a.", "K.", "(2013)."]
+    words = [*tricky, "Why?!", "…", "A", "Smith", "x", "(Dr.", "a.b.", "“A”.", "Mrs.", "St.", "The", "sent"]
+    words += ["it", "&", "<b>"]
+    marks = [" ", " ", " ", "  ", "\t", "\xa0", "", "(", '"', "\n", "\n\n", " \n \t\n", "\r\n"]
+    texts = [
+        "".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randrange(1, 40)))
+        for _ in range(4000)
+    ]
+    return texts + paragraphs(60)
+
+
 def test_a_text_split_after_a_prefix_is_split_as_a_whole():
     # Neighbours merging one by one make a longer text each time; split_after splits only
     # what follows the prefix's last piece. It must give what a split of the whole gives:
@@ -622,23 +648,9 @@ def test_a_text_split_after_a_prefix_is_split_as_a_whole():
     # prefix split as given, or as the ledger left it (a source that lost sentences).
     from satchel._dedupe import SentenceCache
 
-    def same(cache, text, found):
-        alone = SentenceCache()
-        split = alone.split(text)
-        assert found.spans == split.spans, repr(text)
-        assert found.normal == split.normal and found.keys == split.keys
-        assert found.sentences == [text[a:b] for a, b in split.spans]
-        assert cache.pieces(text) == alone.pieces(text)
-
+    same = _split_as_a_whole
     rng = random.Random(11)
-    words = ["Dr.", "No.", "no.", "5", "1901.", "war.", "Sept.", "U.S.", "a.", "K.", "(2013).", "Why?!", "…"]
-    words += ["A", "Smith", "x", "(Dr.", "a.b.", "“A”.", "Mrs.", "St.", "The", "sent", "it", "&", "<b>"]
-    marks = [" ", " ", " ", "  ", "\t", "\xa0", "", "(", '"', "\n", "\n\n", " \n \t\n", "\r\n"]
-    texts = [
-        "".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randrange(1, 40)))
-        for _ in range(4000)
-    ]
-    texts += paragraphs(60)
+    texts = _hostile_texts(rng)
     for text in texts:
         cache = SentenceCache()
         cut = rng.randrange(1, len(text) + 1)
@@ -666,3 +678,29 @@ def test_a_text_split_after_a_prefix_is_split_as_a_whole():
         more = left + " " + rng.choice(texts[:50])
         if left.strip():
             same(cache, more, cache.split_after(more, left))
+
+
+def test_a_text_split_before_a_suffix_is_split_as_a_whole():
+    # A window joining a source in front: split_before splits only the text up to the end
+    # of the suffix's first piece, and must give what a split of the whole gives (the
+    # words include pieces that make one word with what is put in front: ".S.", "S.").
+    from satchel._dedupe import SentenceCache
+
+    rng = random.Random(12)
+    reused = 0
+    for text in _hostile_texts(rng, ["U", ".S.", "S.", ".", "etc.", "e.g.", "1.", "Dr", "No", "no"]):
+        cache = SentenceCache()
+        cut = rng.randrange(0, len(text))
+        suffix = text[cut:]
+        if not suffix.strip():
+            continue
+        cache.split(suffix)
+        _split_as_a_whole(cache, text, cache.split_before(text, suffix))
+        grown = cache.grown(text)  # what the text's token count is worked out from
+        if grown is not None:
+            reused += 1
+            known, piece, part = grown
+            assert known is suffix and suffix.startswith(piece) and part + suffix[len(piece) :] == text
+            assert cache.forget(text) == [text, part]
+            assert cache.pieces(text) is cache.pieces(part) is cache.grown(text) is None
+    assert reused > 400  # (the texts with enough of a suffix reuse its split)

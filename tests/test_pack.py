@@ -8,6 +8,7 @@ import random
 import pytest
 
 import satchel
+from satchel import _dedupe
 from satchel._dedupe import split_sentences
 from satchel._pack import rank_candidates
 from satchel._tokens import TiktokenTokenizer
@@ -171,7 +172,7 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
 
 @pytest.mark.parametrize("dedupe", [["neighbours", "sentences"], ["neighbours"]])
 @pytest.mark.parametrize("joining", ["behind", "in front"])
-def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe, joining):
+def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe, joining, monkeypatch):
     # Each window joins the one source (after it, ranked in document order, or before it,
     # ranked in reverse), whose text grows: it is split and counted from what it was (see
     # SentenceCache.split_after), which must give what the whole gives.
@@ -197,13 +198,16 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
     # and the shorter texts it grew from are let go of: a thousand windows of a document
     # kept a thousand ever longer copies of it (half a gigabyte for a 250 KB document)
     # and no text much longer than a window is tokenized whole: it was, once per window
+    # nor split into sentences whole (split_after, split_before)
     packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=dedupe)
-    tokenizer, whole = packer._counter.tokenizer, []
+    tokenizer, whole, split = packer._counter.tokenizer, [], []
     tokenizer.count = lambda text, count=tokenizer.count: whole.append(len(text)) or count(text)
+    at_ends = _dedupe._split_at_ends
+    monkeypatch.setattr(_dedupe, "_split_at_ends", lambda text: split.append(len(text)) or at_ends(text))
     packer.pack(chunks, "q?")
     longest = max(len(c["text"]) for c in chunks)
     assert len([t for t in packer._counter._cache if len(t) > 4 * longest]) == 1
-    assert max(whole) < 4 * longest
+    assert max(whole) < 4 * longest and max(split) < 4 * longest
 
 
 def test_neighbours_merge_into_the_connected_runs_of_their_documents():
