@@ -1146,11 +1146,11 @@ class Ledger:
     and ends with the start of one. When another source already sent that whole
     sentence, the piece is sent already too, though it is no sentence of its own.
     For a text that neighbour merging cannot join to the rest of its document (one
-    without offsets), the ledger also finds its first sentence at the end of a
-    longer sentence sent, and its last one at the start of one: overlapping windows
-    without offsets would otherwise repeat their overlap in part. (A window with
-    offsets keeps its edges: a neighbour may join it there, and the sentence it cuts
-    is then whole again.)
+    without offsets), the ledger also finds a first sentence that reads as cut at
+    the end of a longer sentence sent, and a last one at the start of one:
+    overlapping windows without offsets would otherwise repeat their overlap in
+    part. (A window with offsets keeps its edges: a neighbour may join it there, and
+    the sentence it cuts is then whole again.)
     """
 
     def __init__(self, sentences: SentenceCache | None = None) -> None:
@@ -1196,16 +1196,20 @@ class Ledger:
         when that one was cut from a longer sentence sent: it is no sentence sent itself,
         it ends that one (first) or starts it (last), and it reads as cut (first: it does
         not start with a capital letter or a digit, after any opening quotes or brackets;
-        last: it does not end as a sentence ends). Each is None
-        otherwise. (A whole sentence that ends another, as "The film failed." ends "Critics
-        said the film failed.", says something of its own.)"""
+        last: it does not end as a sentence ends). Each is None otherwise. (A whole
+        sentence that ends another, as "The film failed." ends "Critics said the film
+        failed.", says something of its own.)"""
         normal = split.normal
         if not normal:
             return None, None
-        sentences = _sentences(text, split) if split.sentences is None else split.sentences
-        opening = sentences[0].lstrip(_OPENERS)[:1]
+        if split.sentences is not None:
+            first_sentence, last_sentence = split.sentences[0], split.sentences[-1]
+        else:  # (what the ledger left of a text: cut from its spans, only these two)
+            (a, b), (c, d) = split.spans[0], split.spans[-1]
+            first_sentence, last_sentence = text[a:b], text[c:d]
+        opening = first_sentence.lstrip(_OPENERS)[:1]
         cut_first = not (opening.isupper() or opening.isdigit())
-        cut_last = not _ENDS_SENTENCE.search(sentences[-1])
+        cut_last = not _ENDS_SENTENCE.search(last_sentence)
         if not (cut_first or cut_last):
             return None, None
         if not self._indexing:

@@ -260,6 +260,11 @@ def test_the_ledger_finds_pieces_of_sentences_sent_after_it_last_looked():
     assert fresh.text == "of that year. Something new."  # ("of that year." is too short to say)
     assert fresh.removed == (("Then it fell sharply in the", "b"),)
     assert ledger.fresh("Then it fell sharply in the", edges=False).removed == ()
+    # a text the ledger left before (its sentences known by their places only)
+    ledger.record("Old news was here today.", "c")
+    left = ledger.fresh("Old news was here today.\nNew words came in.\n\nThen it fell sharply in the").text
+    assert left == "New words came in.\n\nThen it fell sharply in the"
+    assert ledger.fresh(left, edges=True).text == "New words came in."
 
 
 def test_a_whole_sentence_at_a_windows_edge_is_kept_though_it_ends_or_starts_one_sent():
