@@ -335,14 +335,11 @@ def _merge_neighbours(
     members = [m for d in sorted(touching, key=lambda d: d.rank) for m in d.members] + [chunk]
     cuts: dict[str, _Cut] = {}
     if cache is not None:
-        # Split once, from the longer of the texts at its ends, merged before (only the
-        # rest is split again), for the ledger and for counting the merged text from that
-        # text's count rather than whole again.
+        # Split once, from the longer of the texts at its ends (the text merged before:
+        # only the rest is split again), for the ledger and for counting the merged text
+        # from that text's count rather than whole again.
         at_start, at_end = parts[0][2], parts[-1][2]
-        if len(at_end) > len(at_start) and text.endswith(at_end):  # (a window joined in front)
-            cache.split_before(text, at_end)
-        else:
-            cache.split_after(text, at_start)
+        cache.split_grown(text, at_end if len(at_end) > len(at_start) else at_start)
     if ledger is not None:
         # What the chunk adds may hold sentences another source already sent; the
         # sources it joins keep theirs (recorded under any of their members).

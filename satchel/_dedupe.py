@@ -867,24 +867,36 @@ class SentenceCache:
             self._splits[text] = done
         return done
 
-    def split_after(self, text: str, prefix: str) -> Split:
-        """:meth:`split` of ``text``, which starts with ``prefix``, a text split here before.
+    def split_grown(self, text: str, known: str) -> Split:
+        """:meth:`split` of ``text``, which starts or ends with ``known``, a text split here before.
 
         Neighbours merging into one source make a longer text each time: a document
         retrieved as a thousand touching windows was split again, whole, for each of
-        them. Here only the rest is split, from where the prefix's last counting piece
-        starts (see :meth:`pieces`: the end of a sentence, and the space or tab after
-        it). That is a place where both texts end a sentence the same way: an end is
-        decided by what lies before it, back to whitespace or the period before it,
-        and by the whitespace and character after it, so no end after the cut looks
-        past the space there, and no end before it looks past the prefix's end.
+        them. Here only what the text adds is split, with the piece of ``known`` next
+        to it (see _split_after and _split_before). A known text the ledger left (a
+        source that lost sentences) is split whole again: its sentences came from a
+        longer text, and alone the sentences around a removed one may read as one.
         """
         done = self._splits.get(text)
         if done is not None:
             return done
-        known = self._splits.get(prefix)
-        if known is None or known.kept or not text.startswith(prefix):
+        split = self._splits.get(known)
+        if split is None or split.kept:
             return self.split(text)
+        if text.startswith(known):
+            return self._split_after(text, known, split)
+        if text.endswith(known):
+            return self._split_before(text, known, split)
+        return self.split(text)
+
+    def _split_after(self, text: str, prefix: str, known: Split) -> Split:
+        """``text``, which starts with ``prefix`` (split as ``known``), split from where the
+        prefix's last counting piece starts (see :meth:`pieces`: the end of a sentence,
+        and the space or tab after it). That is a place where both texts end a sentence
+        the same way: an end is decided by what lies before it, back to whitespace or
+        the period before it, and by the whitespace and character after it, so no end
+        after the cut looks past the space there, and no end before it looks past the
+        prefix's end."""
         pieces = self.pieces(prefix)
         assert pieces is not None  # (the prefix was split)
         cut = len(prefix) - len(pieces[-1])
@@ -906,22 +918,13 @@ class SentenceCache:
         done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
         return done
 
-    def split_before(self, text: str, suffix: str) -> Split:
-        """:meth:`split` of ``text``, which ends with ``suffix``, a text split here before.
-
-        The mirror of :meth:`split_after`, for a window joining a source in front:
-        only the text up to the end of the suffix's first counting piece is split
-        again. An end after that place looks back no further than the space before
-        it. The end there looks back to the last word before it, which must start
-        inside the suffix: when the first piece is one word (the text in front may
-        make one word with it, as "U" and ".S."), the second is split again too.
-        """
-        done = self._splits.get(text)
-        if done is not None:
-            return done
-        known = self._splits.get(suffix)
-        if known is None or known.kept or not text.endswith(suffix):
-            return self.split(text)
+    def _split_before(self, text: str, suffix: str, known: Split) -> Split:
+        """``text``, which ends with ``suffix`` (split as ``known``; a window joined a source
+        in front), split again up to the end of the suffix's first counting piece: the
+        mirror of _split_after. An end after that place looks back no further than the
+        space before it. The end there looks back to the last word before it, which must
+        start inside the suffix: when the first piece is one word (the text in front may
+        make one word with it, as "U" and ".S."), the second is split again too."""
         pieces = self.pieces(suffix)
         assert pieces is not None  # (the suffix was split)
         # the pieces split again: the first, or the first two when the first is one word
@@ -960,8 +963,8 @@ class SentenceCache:
 
     def grown(self, text: str) -> tuple[str, str, str] | None:
         """(known, piece, part) when ``text`` was split from a text split before: ``text`` is
-        ``known`` with ``piece``, its last counting piece (:meth:`split_after`) or its first
-        (:meth:`split_before`), replaced by ``part``. Token counts add up at a piece's start
+        ``known`` with ``piece``, its last counting piece (grown behind) or its first (grown
+        in front), replaced by ``part`` (see :meth:`split_grown`). Token counts add up at a piece's start
         (with the OpenAI encodings; only then is this read), so the text's count is
         known's, less the piece's, plus the part's."""
         return self._grown.get(text)

@@ -175,7 +175,7 @@ def test_neighbours_of_one_document_merge_without_repeating_the_overlap():
 def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(dedupe, joining, monkeypatch):
     # Each window joins the one source (after it, ranked in document order, or before it,
     # ranked in reverse), whose text grows: it is split and counted from what it was (see
-    # SentenceCache.split_after), which must give what the whole gives.
+    # SentenceCache.split_grown), which must give what the whole gives.
     rng = random.Random(5)
     forms = ["Price{}", "rose{}", "{}%", "&{}", "fell{}.", "<b>Dr.", "Smith{}</b>", "said{}", "no.", "It{}"]
     doc = " ".join(rng.choice(forms).format(k) for k in range(6000))  # no sentence twice
@@ -198,7 +198,7 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
     # and the shorter texts it grew from are let go of: a thousand windows of a document
     # kept a thousand ever longer copies of it (half a gigabyte for a 250 KB document)
     # and no text much longer than a window is tokenized whole: it was, once per window
-    # nor split into sentences whole (split_after, split_before)
+    # nor split into sentences whole
     packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=dedupe)
     tokenizer, whole, split = packer._counter.tokenizer, [], []
     tokenizer.count = lambda text, count=tokenizer.count: whole.append(len(text)) or count(text)
@@ -297,19 +297,28 @@ def test_no_sentence_is_sent_twice_whatever_windows_merge():
         assert any(len(s.ids) > 1 for s in r.sources)
 
 
+#: a document, and a sentence of it that x sends whole
+_LAMP = (
+    "The lamp blinks blue when it is ready. Plus costs two dollars and ninety nine cents a month. "
+    "The warranty covers two years from delivery."
+)
+
+
+def _lamp_windows(offsets: bool) -> list[dict]:
+    """x, then _LAMP in two windows cut inside the sentence x sends, with offsets or without."""
+    cut = _LAMP.index("ninety")
+    places = [{"doc_id": "d", "start": 0, "end": cut}, {"doc_id": "d", "start": cut, "end": len(_LAMP)}]
+    return [
+        {"id": "x", "text": "Plus costs two dollars and ninety nine cents a month.", "score": 0.9},
+        {"id": "w1", "text": _LAMP[:cut], "score": 0.8, **(places[0] if offsets else {})},
+        {"id": "w2", "text": _LAMP[cut:], "score": 0.7, **(places[1] if offsets else {})},
+    ]
+
+
 def test_a_merge_that_takes_a_members_sentence_says_so_in_its_entry():
     # w1 is cut inside a sentence that x sends whole; w2 completes it, and the merge leaves
     # the sentence out: w1's entry says it lost it (its text is no longer all sent).
-    doc = (
-        "The lamp blinks blue when it is ready. Plus costs two dollars and ninety nine cents a month. "
-        "The warranty covers two years from delivery."
-    )
-    cut = doc.index("ninety")
-    chunks = [
-        {"id": "x", "text": "Plus costs two dollars and ninety nine cents a month.", "score": 0.9},
-        {"id": "w1", "text": doc[:cut], "doc_id": "d", "start": 0, "end": cut, "score": 0.8},
-        {"id": "w2", "text": doc[cut:], "doc_id": "d", "start": cut, "end": len(doc), "score": 0.7},
-    ]
+    chunks = _lamp_windows(offsets=True)
     r = satchel.pack(chunks, "q?")
     assert (
         r.sources[1].text
@@ -339,6 +348,27 @@ def test_a_merge_that_takes_a_members_sentence_says_so_in_its_entry():
         and a.reason.startswith("duplicate: all it sent was already sent")
     )
     assert b.kept and b.label == "S2" and "in place of a (same document)" in b.reason
+
+
+def test_a_window_without_offsets_leaves_out_the_pieces_of_sentences_already_sent():
+    # The same windows without offsets: neighbour merging cannot join them, and the end of
+    # the sentence x sent at w2's start, and its start at w1's end, are sent already (with
+    # offsets they stay, and merge, above); shorter pieces, and a sentence's middle, stay.
+    chunks = _lamp_windows(offsets=False) + [
+        {"id": "mid", "text": "costs two dollars and ninety nine", "score": 0.6},
+        {"id": "short", "text": "Fine. cents a month.", "score": 0.5},
+    ]
+    result = satchel.pack(chunks, "q?", source_budget=1000)
+    assert [s.text for s in result.sources] == [
+        "Plus costs two dollars and ninety nine cents a month.",
+        "The lamp blinks blue when it is ready.",
+        "The warranty covers two years from delivery.",
+        "costs two dollars and ninety nine",
+        "Fine. cents a month.",
+    ]
+    for name in ("w1", "w2"):
+        entry = result.entry(name)
+        assert entry.sentences_removed == 1 and "already sent" in entry.reason
 
 
 def test_neighbours_that_disagree_on_their_shared_characters_are_not_merged():
