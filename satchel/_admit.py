@@ -278,7 +278,7 @@ def admit(
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
             ledger.record(draft.text, chunk.id, known)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
-        reason += _without(removed)
+        reason += _without(removed, fresh.cut if fresh is not None else 0)
         if stale:
             reason += (
                 f"; not merged with {stale}, which holds other text at the same characters of "
@@ -486,9 +486,13 @@ def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
     return None if run is None else (place[0], place[1] + run[0], place[1] + run[1])
 
 
-def _without(removed: int) -> str:
-    """The end of a kept chunk's reason when the ledger took sentences out of it."""
-    return f" without {removed} sentence(s) already sent" if removed else ""
+def _without(removed: int, cut: int = 0) -> str:
+    """The end of a kept chunk's reason when the ledger took sentences out of it (``cut`` of
+    them pieces of a sentence, cut at the chunk's start or end)."""
+    if not removed:
+        return ""
+    pieces = f" ({cut} of them a cut piece)" if cut else ""
+    return f" without {removed} sentence(s) already sent{pieces}"
 
 
 def _other_version(chunk: Chunk, place: Place, touching: Sequence[Draft]) -> str | None:

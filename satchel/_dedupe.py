@@ -1090,6 +1090,9 @@ class Fresh:
     original: str = ""
     split: Split | None = None
     seen: tuple[str | None, ...] = ()
+    #: how many of the removed were no sentence of their own, but a piece of one cut at
+    #: the text's start or end (see Ledger)
+    cut: int = 0
 
     @property
     def removed(self) -> tuple[tuple[str, str], ...]:
@@ -1192,7 +1195,8 @@ class Ledger:
         keys = self._cache.keys_of(normal)
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
-        return Fresh(joined, sent_in, keys, text, split, tuple(seen))
+        pieces = {k for k, found in ((0, first), (len(seen) - 1, last)) if found is not None and seen[k]}
+        return Fresh(joined, sent_in, keys, text, split, tuple(seen), len(pieces))
 
     def _cut_from_sent(self, text: str, split: Split) -> tuple[str | None, str | None]:
         """Where the first and the last sentence of ``text`` (split as ``split``) were sent,

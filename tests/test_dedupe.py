@@ -220,7 +220,12 @@ def test_the_ledger_finds_pieces_of_sentences_sent_after_it_last_looked():
     ledger.record("Then it fell sharply in the winter that followed it.", "b")
     fresh = ledger.fresh("of that year. Something new. Then it fell sharply in the", edges=True)
     assert fresh.text == "of that year. Something new."  # ("of that year." is too short to say)
-    assert fresh.removed == (("Then it fell sharply in the", "b"),)
+    assert fresh.removed == (("Then it fell sharply in the", "b"),) and fresh.cut == 1
+    # a whole sentence sent, and a piece of one: two removed, one of them cut
+    fresh = ledger.fresh(
+        "percent in the spring of that year. Then it fell sharply in the winter that followed it.", edges=True
+    )
+    assert (len(fresh.removed), fresh.cut, fresh.text) == (2, 1, "")
     assert ledger.fresh("Then it fell sharply in the", edges=False).removed == ()
     # a text the ledger left before (its sentences known by their places only)
     ledger.record("Old news was here today.", "c")
