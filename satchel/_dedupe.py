@@ -1140,7 +1140,6 @@ def _is_key(normal: str) -> bool:
 #: Characters a cut sentence must have (and by which sent sentences are indexed) for
 #: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
 _EDGE = 16
-_HEAD, _TAIL = itertools.repeat(slice(None, _EDGE)), itertools.repeat(slice(-_EDGE, None))
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
 _ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
 
@@ -1162,11 +1161,11 @@ class Ledger:
     def __init__(self, sentences: SentenceCache | None = None) -> None:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
-        # the sent sentences longer than _EDGE, by their last and first _EDGE characters
-        # (one sentence for each: a sentence that shares them with another may be missed),
-        # indexed when first asked (most packs' windows have offsets, and never ask)
-        self._tails: dict[str, str] = {}
-        self._heads: dict[str, str] = {}
+        # the sent sentences longer than _EDGE, by their last and first _EDGE characters (all
+        # that share them, in the order sent: " said in a statement." ends many), indexed
+        # when first asked (most packs' windows have offsets, and never ask)
+        self._tails: dict[str, list[str]] = {}
+        self._heads: dict[str, list[str]] = {}
         self._indexing = False  # (from the first time it is asked)
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
@@ -1201,11 +1200,11 @@ class Ledger:
     def _cut_from_sent(self, text: str, split: Split) -> tuple[str | None, str | None]:
         """Where the first and the last sentence of ``text`` (split as ``split``) were sent,
         when that one was cut from a longer sentence sent: it is no sentence sent itself,
-        it ends that one (first) or starts it (last), and it reads as cut (first: it does
-        not start with a capital letter or a digit, after any opening quotes or brackets;
+        it ends that one (first) or starts it (last), between words, and it reads as cut
+        (first: it starts with a lower-case letter, after any opening quotes or brackets;
         last: it does not end as a sentence ends). Each is None otherwise. (A whole
-        sentence that ends another, as "The film failed." ends "Critics said the film
-        failed.", says something of its own.)"""
+        sentence that ends another, as "The film failed." or "$5 million was raised."
+        ends "Critics said the film failed.", says something of its own.)"""
         normal = split.normal
         if not normal:
             return None, None
@@ -1214,8 +1213,7 @@ class Ledger:
         else:  # (what the ledger left of a text: cut from its spans, only these two)
             (a, b), (c, d) = split.spans[0], split.spans[-1]
             first_sentence, last_sentence = text[a:b], text[c:d]
-        opening = first_sentence.lstrip(_OPENERS)[:1]
-        cut_first = not (opening.isupper() or opening.isdigit())
+        cut_first = first_sentence.lstrip(_OPENERS)[:1].islower()
         cut_last = not _ENDS_SENTENCE.search(last_sentence)
         if not (cut_first or cut_last):
             return None, None
@@ -1223,25 +1221,43 @@ class Ledger:
             self._indexing = True
             self._unindexed.append(list(self._sent))
         if self._unindexed:
-            new = list(itertools.chain.from_iterable(self._unindexed))
+            self._index(list(itertools.chain.from_iterable(self._unindexed)))
             self._unindexed.clear()
-            long = list(itertools.compress(new, map(operator.gt, map(len, new), itertools.repeat(_EDGE))))
-            self._tails.update(zip(map(operator.getitem, long, _TAIL), long, strict=True))
-            self._heads.update(zip(map(operator.getitem, long, _HEAD), long, strict=True))
         first = last = None
         if cut_first:
-            first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:]), str.endswith)
+            first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:], ()), at_end=True)
         if cut_last:
-            last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE]), str.startswith)
+            last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE], ()), at_end=False)
         return first, last
 
-    def _inside(self, piece: str, longer: str | None, fits: Callable[[str, str], bool]) -> str | None:
-        """Where ``longer`` (a sent sentence, or None) was sent, if ``piece`` is a sentence of
-        _EDGE characters or more (and MIN_SENTENCE_WORDS words) that is no sentence sent
-        itself but ``fits`` it (ends or starts it)."""
-        if longer is None or len(piece) < _EDGE or len(longer) <= len(piece) or piece in self._sent:
+    def _index(self, sentences: list[str]) -> None:
+        """Index the sent ``sentences`` longer than _EDGE by their ends (see __init__)."""
+        long = itertools.compress(sentences, map(operator.gt, map(len, sentences), itertools.repeat(_EDGE)))
+        for sentence in long:
+            for index, end in ((self._tails, sentence[-_EDGE:]), (self._heads, sentence[:_EDGE])):
+                alike = index.get(end)
+                if alike is None:
+                    index[end] = [sentence]
+                elif sentence not in alike:  # (a merged text is recorded whole again)
+                    alike.append(sentence)
+
+    def _inside(self, piece: str, longer: Iterable[str], at_end: bool) -> str | None:
+        """Where the first of the sent sentences ``longer`` that ``piece`` ends (``at_end``)
+        or starts, between words, was sent; None when none does, or when
+        ``piece`` is too short to say (_EDGE characters, MIN_SENTENCE_WORDS words) or is a
+        sentence sent itself. (At a word's middle, "effective against ..." would be taken
+        for the end of "... ineffective against ...".)"""
+        if len(piece) < _EDGE or piece in self._sent or not _is_key(piece):
             return None
-        return self._sent[longer] if _is_key(piece) and fits(longer, piece) else None
+        n = len(piece)
+        for sentence in longer:
+            if len(sentence) > n and (
+                not sentence[-n - 1].isalnum() and sentence.endswith(piece)
+                if at_end
+                else not sentence[n].isalnum() and sentence.startswith(piece)
+            ):
+                return self._sent[sentence]
+        return None
 
     def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""

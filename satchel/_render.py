@@ -98,15 +98,20 @@ def unescape(text: str) -> str:
     return _ENTITY.sub(lambda m: _UNESCAPES[m.group(0)], text)
 
 
+class _NotText(InputError, TypeError):
+    """A public escaping function given something that is not a str: Satchel's InputError,
+    and the TypeError Python's own string functions raise, for callers that catch that."""
+
+
 def _for_callers(escape: Callable[[str], str]) -> Callable[[str], str]:
     """``escape`` as Satchel's public API gives it: anything but a str is refused with an
-    InputError that says what came. (Satchel's own code calls the unchecked function,
-    on every text of every pack.)"""
+    InputError (also a TypeError) that says what came. (Satchel's own code calls the
+    unchecked function, on every text of every pack.)"""
 
     @functools.wraps(escape)
     def checked(text: str) -> str:
         if not isinstance(text, str):
-            raise InputError(
+            raise _NotText(
                 f"{escape.__name__}() takes a str, got {type(text).__name__} {text!r:.60}; "
                 "pass the text itself (str(value) to turn another value into text)"
             )

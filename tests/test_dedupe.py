@@ -227,6 +227,11 @@ def test_the_ledger_finds_pieces_of_sentences_sent_after_it_last_looked():
     )
     assert (len(fresh.removed), fresh.cut, fresh.text) == (2, 1, "")
     assert ledger.fresh("Then it fell sharply in the", edges=False).removed == ()
+    # sentences sent later that end alike do not hide an earlier one
+    ledger.record("Her office said the minister resigned, her office said in a statement.", "d")
+    ledger.record("Shares fell sharply on Monday, the firm said in a statement.", "e")
+    fresh = ledger.fresh("resigned, her office said in a statement. New text follows here.", edges=True)
+    assert fresh.removed == (("resigned, her office said in a statement.", "d"),)
     # a text the ledger left before (its sentences known by their places only)
     ledger.record("Old news was here today.", "c")
     left = ledger.fresh("Old news was here today.\nNew words came in.\n\nThen it fell sharply in the").text
@@ -248,6 +253,17 @@ def test_a_whole_sentence_at_a_windows_edge_is_kept_though_it_ends_or_starts_one
     for whole in ('"The audience left early." Then', "1901 the prize went to a physicist. Then"):
         assert ledger.fresh(whole, edges=True).removed == ()  # (opened by a quote; by a digit)
     assert ledger.fresh("the prize went to a physicist. Then", edges=True).removed != ()
+    # a sentence may open with "$", and a piece must end or start the longer one at a space
+    # between words ("effective ..." is no end of "... ineffective ...")
+    ledger.record("The mayor confirmed that $5 million was raised by the city.", "m")
+    ledger.record("The vaccine was ineffective against the new variant. They voted to bank it.", "v")
+    for whole in (
+        "$5 million was raised by the city. Then",
+        "effective against the new variant. Then",
+        "Then. They voted to ban",
+    ):
+        assert ledger.fresh(whole, edges=True).removed == (), whole
+    assert ledger.fresh("against the new variant. Then", edges=True).removed != ()
 
 
 def test_ledger_keeps_a_blank_line_where_one_stood():

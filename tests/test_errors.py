@@ -249,4 +249,6 @@ def test_the_public_escaping_functions_refuse_what_is_not_text(name, value):
     wanted = rf"{name}\(\) takes a str, got {type(value).__name__} .*str\(value\)"
     with pytest.raises(InputError, match=wanted):
         function(value)
+    with pytest.raises(TypeError):  # (as str's own functions raise)
+        function(value)
     assert function("a &amp; <b>") == getattr(satchel._render, name)("a &amp; <b>")  # the same for text
