@@ -897,8 +897,7 @@ class SentenceCache:
         the period before it, and by the whitespace and character after it, so no end
         after the cut looks past the space there, and no end before it looks past the
         prefix's end."""
-        pieces = self.pieces(prefix)
-        assert pieces is not None  # (the prefix was split)
+        pieces = self._pieces_of(prefix)
         cut = len(prefix) - len(pieces[-1])
         if 2 * cut < len(text):  # little of it to keep (a window joining a source in front)
             return self.split(text)
@@ -907,16 +906,12 @@ class SentenceCache:
             before -= 1
         tail = text[cut:]
         rest = self.split(tail)
-        rest_pieces = self.pieces(tail)
-        assert rest_pieces is not None
-        spans = known.spans[:before]
-        spans += [(start + cut, end + cut) for start, end in rest.spans]
-        normal = known.normal[:before] + rest.normal
-        sentences = _sentences(prefix, known)[:before] + _sentences(tail, rest)
-        self._pieces[text] = pieces[:-1] + rest_pieces
-        self._grown[text] = (prefix, pieces[-1], tail)
-        done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
-        return done
+        return self._spliced(
+            text,
+            ((prefix, known, slice(before), 0), (tail, rest, slice(None), cut)),
+            pieces[:-1] + self._pieces_of(tail),
+            (prefix, pieces[-1], tail),
+        )
 
     def _split_before(self, text: str, suffix: str, known: Split) -> Split:
         """``text``, which ends with ``suffix`` (split as ``known``; a window joined a source
@@ -925,8 +920,7 @@ class SentenceCache:
         space before it. The end there looks back to the last word before it, which must
         start inside the suffix: when the first piece is one word (the text in front may
         make one word with it, as "U" and ".S."), the second is split again too."""
-        pieces = self.pieces(suffix)
-        assert pieces is not None  # (the suffix was split)
+        pieces = self._pieces_of(suffix)
         # the pieces split again: the first, or the first two when the first is one word
         # (the second starts with whitespace)
         again = 1 if _WHITESPACE.search(pieces[0].lstrip()) else 2
@@ -939,15 +933,42 @@ class SentenceCache:
         shift = len(text) - len(suffix)
         head = text[: shift + cut]
         rest = self.split(head)
-        rest_pieces = self.pieces(head)
-        assert rest_pieces is not None
-        spans = rest.spans + [(start + shift, end + shift) for start, end in known.spans[after:]]
-        normal = rest.normal + known.normal[after:]
-        sentences = _sentences(head, rest) + _sentences(suffix, known)[after:]
-        self._pieces[text] = rest_pieces + pieces[again:]
-        self._grown[text] = (suffix, suffix[:cut], head)
+        return self._spliced(
+            text,
+            ((head, rest, slice(None), 0), (suffix, known, slice(after, None), shift)),
+            self._pieces_of(head) + pieces[again:],
+            (suffix, suffix[:cut], head),
+        )
+
+    def _spliced(
+        self,
+        text: str,
+        runs: tuple[tuple[str, Split, slice, int], ...],
+        pieces: tuple[str, ...],
+        grown: tuple[str, str, str],
+    ) -> Split:
+        """``text`` split as ``runs`` laid end to end, and recorded: each run a text split
+        here, its split, the slice of its sentences that ``text`` holds, and where that
+        text starts in ``text``. ``pieces`` are ``text``'s counting pieces, ``grown`` what
+        its count follows from (see :meth:`grown`)."""
+        spans: list[tuple[int, int]] = []
+        normal: list[str] = []
+        sentences: list[str] = []
+        for part, split, which, at in runs:
+            # (a run at the start is taken as it is, in C: the text merged before, each time)
+            spans += split.spans[which] if at == 0 else [(s + at, e + at) for s, e in split.spans[which]]
+            normal += split.normal[which]
+            sentences += _sentences(part, split)[which]
+        self._pieces[text] = pieces
+        self._grown[text] = grown
         done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
         return done
+
+    def _pieces_of(self, text: str) -> tuple[str, ...]:
+        """:meth:`pieces` of a text split here (never None then)."""
+        pieces = self.pieces(text)
+        assert pieces is not None
+        return pieces
 
     def forget(self, text: str) -> list[str]:
         """Let go of what was kept of ``text`` (a merged source's text that a longer one
@@ -1067,6 +1088,14 @@ def _sentences(text: str, split: Split) -> list[str]:
     return [text[start:end] for start, end in split.spans]
 
 
+def _sentence(text: str, split: Split, k: int) -> str:
+    """Sentence ``k`` of ``text``, split as ``split`` (as :func:`_sentences` has it, alone)."""
+    if split.sentences is not None:
+        return split.sentences[k]
+    start, end = split.spans[k]
+    return text[start:end]
+
+
 def _per_sentence(known: dict[str, _T], make: Callable[[str], _T], split: Split) -> Iterator[_T]:
     """``make`` of each of the split's normalised sentences, each distinct one made once
     (kept in ``known``): overlapping windows share most of their sentences."""
@@ -1177,14 +1206,12 @@ class Ledger:
         sent = self._sent
         if not sent:
             return Fresh(text, (), split.keys)
-        first, last = self._cut_from_sent(text, split) if edges else (None, None)
-        if first is None and last is None and sent.keys().isdisjoint(split.normal):
+        cut = self._cut_from_sent(text, split) if edges else {}
+        if not cut and sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
-        if first is not None:
-            seen[0] = first
-        if last is not None:
-            seen[-1] = last
+        for k, where in cut.items():
+            seen[k] = where
         if own:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
@@ -1194,44 +1221,38 @@ class Ledger:
         keys = self._cache.keys_of(normal)
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
-        pieces = {k for k, found in ((0, first), (len(seen) - 1, last)) if found is not None and seen[k]}
-        return Fresh(joined, sent_in, keys, text, split, tuple(seen), len(pieces))
+        return Fresh(joined, sent_in, keys, text, split, tuple(seen), sum(1 for k in cut if seen[k]))
 
-    def _cut_from_sent(self, text: str, split: Split) -> tuple[str | None, str | None]:
+    def _cut_from_sent(self, text: str, split: Split) -> dict[int, str]:
         """Where the first and the last sentence of ``text`` (split as ``split``) were sent,
-        when that one was cut from a longer sentence sent: it is no sentence sent itself,
-        it ends that one (first) or starts it (last), between words, and it reads as cut
-        (first: it starts with a lower-case letter, after any opening quotes or brackets;
-        last: it does not end as a sentence ends). Each is None otherwise. (A whole
+        by their index, when that one was cut from a longer sentence sent: it is no
+        sentence sent itself, it ends that one (first) or starts it (last), between
+        words, and it reads as cut (first: it starts with a lower-case letter, after any
+        opening quotes or brackets; last: it does not end as a sentence ends). (A whole
         sentence that ends another, as "The film failed." or "$5 million was raised."
         ends "Critics said the film failed.", says something of its own.)"""
         normal = split.normal
         if not normal:
-            return None, None
-        if split.sentences is not None:
-            first_sentence, last_sentence = split.sentences[0], split.sentences[-1]
-        else:  # (what the ledger left of a text: cut from its spans, only these two)
-            (a, b), (c, d) = split.spans[0], split.spans[-1]
-            first_sentence, last_sentence = text[a:b], text[c:d]
-        cut_first = first_sentence.lstrip(_OPENERS)[:1].islower()
-        cut_last = not _ENDS_SENTENCE.search(last_sentence)
+            return {}
+        last = len(normal) - 1
+        cut_first = _sentence(text, split, 0).lstrip(_OPENERS)[:1].islower()
+        cut_last = not _ENDS_SENTENCE.search(_sentence(text, split, last))
         if not (cut_first or cut_last):
-            return None, None
+            return {}
+        self._index()
+        first = self._inside(normal[0], at_end=True) if cut_first else None
+        end = self._inside(normal[last], at_end=False) if cut_last else None
+        # (in a text of one sentence both are that one; found as the start of one, it says so)
+        return {k: where for k, where in ((0, first), (last, end)) if where is not None}
+
+    def _index(self) -> None:
+        """Index the sentences sent since the last time, longer than _EDGE, by their ends (see
+        __init__); the first time, every sentence sent so far."""
         if not self._indexing:
             self._indexing = True
             self._unindexed.append(list(self._sent))
-        if self._unindexed:
-            self._index(list(itertools.chain.from_iterable(self._unindexed)))
-            self._unindexed.clear()
-        first = last = None
-        if cut_first:
-            first = self._inside(normal[0], self._tails.get(normal[0][-_EDGE:], ()), at_end=True)
-        if cut_last:
-            last = self._inside(normal[-1], self._heads.get(normal[-1][:_EDGE], ()), at_end=False)
-        return first, last
-
-    def _index(self, sentences: list[str]) -> None:
-        """Index the sent ``sentences`` longer than _EDGE by their ends (see __init__)."""
+        sentences = list(itertools.chain.from_iterable(self._unindexed))
+        self._unindexed.clear()
         long = itertools.compress(sentences, map(operator.gt, map(len, sentences), itertools.repeat(_EDGE)))
         for sentence in long:
             for index, end in ((self._tails, sentence[-_EDGE:]), (self._heads, sentence[:_EDGE])):
@@ -1241,15 +1262,16 @@ class Ledger:
                 elif sentence not in alike:  # (a merged text is recorded whole again)
                     alike.append(sentence)
 
-    def _inside(self, piece: str, longer: Iterable[str], at_end: bool) -> str | None:
-        """Where the first of the sent sentences ``longer`` that ``piece`` ends (``at_end``)
-        or starts, between words, was sent; None when none does, or when
-        ``piece`` is too short to say (_EDGE characters, MIN_SENTENCE_WORDS words) or is a
-        sentence sent itself. (At a word's middle, "effective against ..." would be taken
-        for the end of "... ineffective against ...".)"""
+    def _inside(self, piece: str, at_end: bool) -> str | None:
+        """Where the first sent sentence that ``piece`` ends (``at_end``) or starts, between
+        words, was sent; None when none does, or when ``piece`` is too short to say
+        (_EDGE characters, MIN_SENTENCE_WORDS words) or is a sentence sent itself. (At a
+        word's middle, "effective against ..." would be taken for the end of "...
+        ineffective against ...".)"""
         if len(piece) < _EDGE or piece in self._sent or not _is_key(piece):
             return None
         n = len(piece)
+        longer = self._tails.get(piece[-_EDGE:], ()) if at_end else self._heads.get(piece[:_EDGE], ())
         for sentence in longer:
             if len(sentence) > n and (
                 not sentence[-n - 1].isalnum() and sentence.endswith(piece)
