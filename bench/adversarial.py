@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     table = shapes(prose())
     chosen = args.shapes.split(",") if args.shapes else list(table)
     memory = f" {'peak MB':>8} {'text MB':>8}" if args.memory else ""
-    print(f"{'shape':<17} {'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}{memory}")
+    width = max(map(len, chosen))  # (the longest shape name)
+    header = f"{'size':>9} {'tokenizer':>10} {'pack':>9} {'pack/tok':>9} {'growth':>7}{memory}"
+    print(f"{'shape':<{width}} {header}")
     for name in chosen:
         sizes, build = table[name]
         previous = None
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
             growth = f"{pk / previous:6.1f}x" if previous else ""
             if args.memory:
                 memory = f" {peak_memory(run) / 1e6:8.1f} {sum(map(len, texts)) / 1e6:8.2f}"
-            print(f"{name:<17} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}{memory}")
+            print(f"{name:<{width}} {size:>9,} {tok:9.4f}s {pk:8.3f}s {pk / tok:8.1f}x {growth:>7}{memory}")
             previous = pk
             if pk > args.cap:
                 break
