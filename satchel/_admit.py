@@ -405,8 +405,21 @@ def _merge_neighbours(
                 duplicate_of=cut.sent_in[0],
                 sentences_removed=cut.sentences,
             )
-    for m in members[1:-1]:  # earlier members now sit under one lead (the new chunk is decided below)
+    # Earlier members now sit under one lead (the new chunk is decided below). Those of the
+    # lead's own source already did, unless its lead went: only the members of the sources
+    # it joined move (a document's windows joining one by one are not all set again each time).
+    moved = (
+        [m for d in touching if d is not lead_draft for m in d.members if cuts.get(m.id, _UNCUT).left]
+        if lead is lead_draft.lead
+        else members[1:-1]
+    )
+    for m in moved:
         out.decisions[m.id].merged_into = lead.id
+    if lead is not lead_draft.lead and lead is not chunk:
+        # The source's lead went (all it sent was already sent): the next member leads it now.
+        decision = out.decisions[lead.id]
+        decision.merged_into = None
+        decision.reason += f"; it leads the source since {lead_draft.lead.id} left it, as {chunk.id} joined"
     removed = cuts.get(chunk.id, _UNCUT).sentences
     if lead is chunk:  # every member it joined is gone (see above)
         gone = ", ".join(m_id for m_id, cut in cuts.items() if not cut.left)

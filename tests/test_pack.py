@@ -239,6 +239,7 @@ def test_neighbours_merge_into_the_connected_runs_of_their_documents():
         assert all(start <= spans[i][1] and spans[i][2] <= end for i in source.ids)
     covered = [e for e in r.manifest if e.reason.startswith("duplicate: its text is already sent inside")]
     assert len(r.sources) + len(covered) < len(chunks)  # some merged, some covered, each reported
+    _assert_members_sit_under_their_lead(r)
     assert sum(len(s.ids) for s in r.sources) + len(covered) == len(chunks)
 
 
@@ -295,6 +296,14 @@ def test_no_sentence_is_sent_twice_whatever_windows_merge():
             if len(source.ids) > 1:
                 assert all(piece in doc for piece in split_sentences_of(source.text))
         assert any(len(s.ids) > 1 for s in r.sources)
+        _assert_members_sit_under_their_lead(r)
+
+
+def _assert_members_sit_under_their_lead(result: satchel.PackResult) -> None:
+    """Every member of a merged source is merged into its lead (the first id), and only those."""
+    lead_of = {i: s.ids[0] for s in result.sources for i in s.ids[1:]}
+    for entry in result.manifest:
+        assert entry.merged_into == lead_of.get(entry.id), entry
 
 
 #: a document, and a sentence of it that x sends whole
@@ -348,6 +357,24 @@ def test_a_merge_that_takes_a_members_sentence_says_so_in_its_entry():
         and a.reason.startswith("duplicate: all it sent was already sent")
     )
     assert b.kept and b.label == "S2" and "in place of a (same document)" in b.reason
+
+
+def test_when_a_merge_takes_all_its_lead_sent_the_next_member_leads_the_source():
+    # w1 holds only the start of the sentence x sends; w0a and w0b (the sentence before it)
+    # join w1's source, w3 is a source of its own, and w2 joins them all and completes the
+    # sentence, which goes: so does w1, and w0b leads the source, every member under it.
+    a, cut, b = _LAMP.index("Plus"), _LAMP.index("ninety"), _LAMP.index("The warranty")
+    k = _LAMP.index("blue")
+    windows = {"w1": (a, cut), "w0b": (k, a), "w0a": (0, k), "w3": (b, len(_LAMP)), "w2": (cut, b)}
+    chunks = [_lamp_windows(False)[0]] + [
+        {"id": i, "text": _LAMP[s:e], "doc_id": "d", "start": s, "end": e, "score": 0.8 - n / 10}
+        for n, (i, (s, e)) in enumerate(windows.items())
+    ]
+    r = satchel.pack(chunks, "q?", context_window=10**6, reserve_answer=0)
+    assert [s.ids for s in r.sources] == [("x",), ("w0b", "w0a", "w3", "w2")]
+    assert r.entry("w1").status == "dropped"
+    assert r.entry("w0b").merged_into is None and "leads the source since w1 left it" in r.entry("w0b").reason
+    _assert_members_sit_under_their_lead(r)
 
 
 def test_a_window_without_offsets_leaves_out_the_pieces_of_sentences_already_sent():
