@@ -414,7 +414,10 @@ def _merge_neighbours(
         else members[1:-1]
     )
     for m in moved:
-        out.decisions[m.id].merged_into = lead.id
+        decision = out.decisions[m.id]
+        if decision.merged_into is None:  # it led a source of its own, which the chunk joined to this one
+            decision.reason += f"; its source joined {lead.id}'s when {chunk.id} came between them"
+        decision.merged_into = lead.id
     if lead is not lead_draft.lead and lead is not chunk:
         # The source's lead went (all it sent was already sent): the next member leads it now.
         decision = out.decisions[lead.id]

@@ -374,6 +374,7 @@ def test_when_a_merge_takes_all_its_lead_sent_the_next_member_leads_the_source()
     assert [s.ids for s in r.sources] == [("x",), ("w0b", "w0a", "w3", "w2")]
     assert r.entry("w1").status == "dropped"
     assert r.entry("w0b").merged_into is None and "leads the source since w1 left it" in r.entry("w0b").reason
+    assert r.entry("w3").reason == "admitted; its source joined w0b's when w2 came between them"
     _assert_members_sit_under_their_lead(r)
 
 
