@@ -34,10 +34,16 @@ class ModelProfile:
     reply_overhead: int = 0
 
 
-# OpenAI's chat format costs 3 tokens per message (<|start|>role...<|message|>
-# ... <|end|>) and 3 to prime the reply, as OpenAI's own counting guide states.
+# OpenAI's chat format costs 4 tokens per message: 3 for <|start|>, <|message|> and
+# <|end|>, and 1 for the role's name (system, user, assistant and tool are one token each
+# in both encodings; tests/test_tokens.py checks), and 3 to prime the reply
+# (<|start|>assistant<|message|>), as OpenAI's counting guide (the cookbook's
+# num_tokens_from_messages) counts them: 3 per message plus the encoded role.
+_ROLE_TOKENS = 1
+
+
 def _openai(name: str, window: int, encoding: str = "o200k_base") -> ModelProfile:
-    return ModelProfile(name, window, encoding, message_overhead=3, reply_overhead=3)
+    return ModelProfile(name, window, encoding, message_overhead=3 + _ROLE_TOKENS, reply_overhead=3)
 
 
 _REGISTRY: dict[str, ModelProfile] = {

@@ -36,9 +36,11 @@ def test_reserves_are_counted_from_the_real_text():
     )
     count = satchel.resolve_tokenizer("o200k_base", None, "gpt-4o").count
     b = r.budget
-    assert b.system == count("Be brief.") + 3
-    assert b.history == count("Hi there") + 3
-    assert b.question == count("\n\n<question>How long?</question>") + 3 + 3
+    # each message: <|start|>, the role, <|message|>, its content, <|end|> (OpenAI's counting
+    # guide); the reply is primed with <|start|>assistant<|message|>
+    assert b.system == count("Be brief.") + 3 + count("system")
+    assert b.history == count("Hi there") + 3 + count("user")
+    assert b.question == count("\n\n<question>How long?</question>") + 3 + count("user") + 3
     assert b.sources == 1000 - b.system - b.history - b.question - 100
     assert [m["role"] for m in r.messages] == ["system", "user", "user"]
     assert r.tokens.prompt + 100 <= 1000

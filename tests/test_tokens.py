@@ -74,6 +74,19 @@ def test_models_pick_their_encoding_and_window():
     assert satchel.get_model("gpt-4").context_window == 8192
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_openai_models_charge_each_message_its_three_special_tokens_and_its_role(name):
+    # OpenAI's counting guide: 3 per message plus the encoded role, and 3 to prime the reply.
+    # Every role a pack sends (and tool, which history may hold) is one token.
+    count = TiktokenTokenizer(name).count
+    assert {role: count(role) for role in ("system", "user", "assistant", "tool")} == dict.fromkeys(
+        ("system", "user", "assistant", "tool"), 1
+    )
+    model = next(m for m in ("gpt-4o", "gpt-4") if satchel.get_model(m).tokenizer == name)
+    assert satchel.get_model(model).message_overhead == 3 + 1
+    assert satchel.get_model(model).reply_overhead == 3
+
+
 @pytest.fixture
 def tokenizer_json(tmp_path):
     """A small BPE tokenizer.json trained here (nothing downloaded)."""
