@@ -127,14 +127,18 @@ def _is_detail(word: str) -> bool:
 def _is_figure(word: str) -> bool:
     """A number, date or negation: a detail that a cut window cannot produce by chance."""
     core = word.strip(_PUNCT)
-    lower = core.lower()
     return (
         any(ch.isdigit() for ch in core)
         or bool(_NUMBER_WORD.search(core))  # ("twenty-one" holds one)
-        or bool(_NEGATION.fullmatch(core))
-        or lower.endswith("n't")
-        or lower.startswith("non-")
+        or _is_negation(core)
     )
+
+
+def _is_negation(word: str) -> bool:
+    """A word that negates: "not", "never", "cannot", "can't", "non-members"."""
+    core = word.strip(_PUNCT)
+    lower = core.lower()
+    return bool(_NEGATION.fullmatch(core)) or lower.endswith("n't") or lower.startswith("non-")
 
 
 def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
@@ -273,21 +277,29 @@ def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
     """How two texts differ at one end (``start``: before what they share; else after it).
 
     Words only one of them has there are no difference. A few words against a
-    few, with a detail on both sides, are a changed detail. A few words against
-    many are one too if a number or negation meets the shared words on both
-    sides ("costs $2.99" / "costs $3.99 plus tax"; a capitalised word is too
-    common where a window was cut to count there). Many against many are other
-    surroundings.
+    few are a changed detail with a detail on both sides, or a negation on one
+    ("is refundable." / "is non-refundable.", "can" / "cannot": as inside a text,
+    a negation changed is never a mere edit). A few words against many are one
+    too if a number or negation meets the shared words on both sides ("costs
+    $2.99" / "costs $3.99 plus tax"; a capitalised word is too common where a
+    window was cut to count there), or a word there is the other's negated. Many
+    against many are other surroundings.
     """
     if not left or not right:
         return None
     if max(len(left), len(right)) <= _DETAIL_WORDS:
+        if _negated(left, right) or any(map(_is_negation, left)) != any(map(_is_negation, right)):
+            return "detail"  # "is refundable." / "is non-refundable.", "can renew." / "cannot renew."
         return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
     if min(len(left), len(right)) > _DETAIL_WORDS:
         return "surroundings"
     near_left = left[-_DETAIL_WORDS:] if start else left[:_DETAIL_WORDS]
     near_right = right[-_DETAIL_WORDS:] if start else right[:_DETAIL_WORDS]
-    if any(map(_is_figure, near_left)) and any(map(_is_figure, near_right)):
+    if (
+        any(map(_is_figure, near_left))
+        and any(map(_is_figure, near_right))
+        or _negated(near_left, near_right)
+    ):
         return "detail"
     return "surroundings"
 

@@ -50,6 +50,19 @@ def differs_in_details(a, b):
         ("The lamp is available in every store.", "The lamp is unavailable in every store.", True),
         ("Shipping is free for members here.", "Shipping is free for non-members here.", True),
         ("Returns are accepted within the month.", "Returns are accepted after the month.", False),
+        # a negation changed at either end, as inside
+        (
+            "The warranty covers the first owner and is refundable.",
+            "The warranty covers the first owner and is non-refundable.",
+            True,
+        ),
+        ("Members of the club can renew online.", "Members of the club cannot renew online.", True),
+        ("Members of the club can renew.", "Members of the club can't renew.", True),
+        ("Members of the club always renew.", "Members of the club never renew.", True),
+        ("The lamp is sold to members.", "The lamp is sold to non-members.", True),
+        ("Available in every store in the country.", "Unavailable in every store in the country.", True),
+        ("The lamp ships refundable", "The lamp ships non-refundable to every country in Europe", True),
+        ("Members of the club can renew.", "Members of the club can renew online.", False),
         # one passage in two surroundings (nq2530: a passage, and a window whose text
         # the source wrote without a space after the first period)
         (
@@ -407,6 +420,18 @@ def test_a_long_text_of_short_sentences_still_finds_its_near_copy():
     copy = names.replace("But bmd.", "But bmf.")
     found = find_duplicates([names, copy])
     assert found.duplicate_of == {1: (0, found.duplicate_of[1][1])}
+
+
+def test_texts_that_differ_in_a_negation_at_their_end_are_both_kept_as_conflicting():
+    # ("non-" is masked, so the two meet as identical; their last words then tell them apart)
+    base = "The Aurora lamp warranty covers parts and labour for the first owner and is "
+    for end, other in [
+        ("refundable.", "non-refundable."),
+        ("valid.", "not valid."),
+        ("available.", "unavailable."),
+    ]:
+        report = find_duplicates([base + end, base + other])
+        assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of, end
 
 
 def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
