@@ -524,7 +524,12 @@ class Packer:
             extractive=self.compress,
             compressor=self.compressor,
             compressor_roles=frozenset(self.compressor_roles),
-            min_score=None if self.min_score_ratio is None or best is None else best * self.min_score_ratio,
+            # (a share of the best score means nothing when no score is above zero, as with
+            # logits or negative distances: all would fall below it, the best too; the
+            # filter then drops nothing, as the roles' rule does)
+            min_score=None
+            if self.min_score_ratio is None or best is None or best <= 0
+            else best * self.min_score_ratio,
             min_score_ratio=self.min_score_ratio,
             weights=term_weights((c.text for c in ranked), question_terms(question))
             if self.compress

@@ -231,6 +231,15 @@ def test_marginal_evidence_cap_and_distractor_filter():
     assert r.entry("c3").reason == "distractor filter: score 0.3 < 0.5 × the best score (min_score_ratio)"
 
 
+def test_the_distractor_filter_drops_nothing_when_no_score_is_above_zero():
+    # Logits and negative distances: half of the best (-1.2) is above every score, the
+    # best's too. A share of the best means nothing there; all stay.
+    chunks = [chunk(f"c{i}", f"Fact {i} here.", s) for i, s in enumerate([-1.2, -3.4, 0.0])]
+    r = satchel.pack(chunks, "q?", min_score_ratio=0.5)
+    assert sorted(s.ids[0] for s in r.sources) == ["c0", "c1", "c2"]
+    assert not any(e.reason.startswith("distractor filter") for e in r.manifest)
+
+
 def test_boilerplate_is_stripped_and_counted():
     cookie = "We use cookies to improve your experience on this site."
     chunks = [

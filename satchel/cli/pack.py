@@ -130,7 +130,9 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
         "--restate-contract", action="store_true", help="restate the contract before the question"
     )
     policy.add_argument(
-        "--min-score-ratio", type=float, help="drop candidates scoring below RATIO x the best"
+        "--min-score-ratio",
+        type=float,
+        help="drop candidates scoring below RATIO x the best (when the best is above zero)",
     )
     policy.add_argument(
         "--strip-boilerplate",
