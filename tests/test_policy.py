@@ -114,6 +114,27 @@ def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
     assert r.entry("bg").reason == "role cap: background items get 0 tokens (role_caps)"
 
 
+def test_a_neighbour_keeps_its_role_cap_when_it_would_join_a_source():
+    # d2 touches d1's window: merged whole, a background (cap 0) or supporting (cap 8)
+    # window would send all its text; it is capped as it would be alone. Within its cap
+    # it joins.
+    doc = "The lamp costs 30 dollars. Returns take 14 days. Refunds are paid in 5 days. Shipping is free."
+    cut = doc.index("Refunds")
+    chunks = [
+        chunk("d1", doc[:cut], 0.9, role="decisive", doc_id="D", start=0, end=cut),
+        chunk("d2", doc[cut:], 0.1, role="background", doc_id="D", start=cut, end=len(doc)),
+    ]
+    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 8, "background": 0})
+    assert [s.ids for s in r.sources] == [("d1",)]
+    assert r.entry("d2").reason == "role cap: background items get 0 tokens (role_caps)"
+    chunks[1]["role"] = "supporting"
+    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 8, "background": 0})
+    assert [s.ids for s in r.sources] == [("d1",)]
+    assert r.entry("d2").reason.startswith("over the supporting cap: ")
+    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 80, "background": 0})
+    assert [s.ids for s in r.sources] == [("d1", "d2")] and r.sources[0].text == doc
+
+
 def test_protected_details_that_alone_exceed_the_cap_keep_the_item_whole_or_drop_it():
     text = " ".join(
         [KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies.", *FILLER]
