@@ -12,19 +12,24 @@ Blocks are admitted by priority (CRITICAL first), in the order they were added
 within a tier, skipping what does not fit; the included blocks are joined in
 the order they were added. Unlike the library seed 004 describes, a CRITICAL
 block that cannot fit raises :class:`satchel.BudgetError` instead of being
-dropped silently. ``tokens_used`` is counted on the assembled text itself, so
-the separators between blocks are included and the limit holds exactly.
+dropped silently. Each block is charged what it adds where it goes: its text
+and the separators' joins with the blocks around it (".\n\n" is one token), so
+a block that fits is never left out for a separator counted apart.
+``tokens_used`` is counted on the assembled text itself, and the limit holds
+exactly.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._admit import Admission, admit, drop_weakest
+from ._admit import Decision, _no_room
 from ._chunk import Chunk, Priority, as_priority, check_utf8
-from ._errors import ConfigError, InputError
+from ._errors import BudgetError, ConfigError, InputError
 from ._models import get_model
 from ._pack import rank_candidates
 from ._tokens import TokenCounter, resolve_tokenizer
@@ -33,6 +38,10 @@ __all__ = ["ContextWindow", "WindowUsage"]
 
 #: What joins the included blocks into one prompt.
 SEPARATOR = "\n\n"
+#: What errors call a block and the budget
+_NAMES = ("block", "budget (max_tokens)")
+#: A block's first place where its count splits: before a space after a visible character
+_FIRST_CUT = re.compile(r"(?<=\S) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,40 +103,67 @@ class ContextWindow:
 
     def assemble(self, max_tokens: int) -> str:
         """Admit blocks by priority within ``max_tokens`` and join the included ones in added order."""
+        self._usage = None  # (a failed assemble leaves no usage of an earlier one behind)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
-        count = self._count
-        sep = count(SEPARATOR)
-
-        def cost(members: Sequence[Chunk], text: str, label: int) -> int:
-            # Every block but the first is preceded by a separator; charging each
-            # one a separator errs on the safe side by one separator at most.
-            return count(text) + (sep if label > 1 else 0)
-
-        admission = admit(
-            rank_candidates(list(self._blocks.values())),
-            max_tokens,
-            cost,
-            sentences=False,
-            neighbours=False,
-            text_tokens=count,
-            names=("block", "budget (max_tokens)"),
-        )
+        blocks = list(self._blocks.values())
+        position = {b.id: i for i, b in enumerate(blocks)}  # in the order added
+        included: list[int] = []  # the positions of the blocks admitted, in order
+        used = 0
+        decisions: dict[str, Decision] = {}
+        for block in rank_candidates(blocks):
+            # What the block adds where it goes: its text, and the joins with the blocks
+            # around it (a separator meets the text on each side), less the join it splits.
+            at = bisect.bisect(included, position[block.id])
+            before = blocks[included[at - 1]] if at else None
+            after = blocks[included[at]] if at < len(included) else None
+            needs = (
+                self._count(block.text)
+                + self._join(before, block)
+                + self._join(block, after)
+                - self._join(before, after)
+            )
+            if needs > max_tokens - used:
+                decisions[block.id] = _no_room(block, needs, max_tokens - used, max_tokens, _NAMES)
+                continue
+            included.insert(at, position[block.id])
+            used += needs
+            decisions[block.id] = Decision("kept", "admitted", "admit")
         while True:
-            included = [b for b in self._blocks.values() if _kept(admission, b.id)]
-            prompt = SEPARATOR.join(b.text for b in included)
-            used = count(prompt)
+            # The joins are exact where counts add up (both OpenAI encodings); another
+            # tokenizer may count the whole otherwise, and the whole is what counts.
+            prompt = SEPARATOR.join(blocks[i].text for i in included)
+            used = self._count(prompt)
             if used <= max_tokens:
                 break
-            drop_weakest(admission, used - max_tokens)
+            _drop_weakest(blocks, included, decisions, used - max_tokens)
         self._usage = WindowUsage(
-            included=tuple(b.id for b in included),
-            excluded=tuple(b.id for b in self._blocks.values() if not _kept(admission, b.id)),
+            included=tuple(blocks[i].id for i in included),
+            excluded=tuple(b.id for b in blocks if decisions[b.id].status != "kept"),
             tokens_used=used,
             max_tokens=max_tokens,
-            reasons={k: d.reason for k, d in admission.decisions.items()},
+            reasons={b.id: decisions[b.id].reason for b in blocks},
         )
         return prompt
+
+    def _join(self, first: Chunk | None, second: Chunk | None) -> int:
+        """Tokens that joining ``first`` and ``second`` with the separator adds to their counts
+        (the separator, less what it merges with: ".\n\n" is one token); 0 without both.
+
+        Where counts add up only the pieces that meet the separator are counted
+        again: the last of ``first`` and the first of ``second`` (see
+        TokenCounter.joined_parts), so a window of many blocks is counted once.
+        """
+        if first is None or second is None:
+            return 0
+        count = self._count
+        if not count.additive:
+            return count(first.text + SEPARATOR + second.text) - count(first.text) - count(second.text)
+        parts = count.joined_parts(first.text, SEPARATOR)
+        last = parts[1] if len(parts) == 3 else first.text
+        cut = _FIRST_CUT.search(second.text)
+        head = second.text[: cut.start()] if cut else second.text
+        return count(last + SEPARATOR + head) - count(last) - count(head)
 
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""
@@ -136,5 +172,21 @@ class ContextWindow:
         return self._usage
 
 
-def _kept(admission: Admission, block_id: str) -> bool:
-    return admission.decisions[block_id].status == "kept"
+def _drop_weakest(
+    blocks: list[Chunk], included: list[int], decisions: dict[str, Decision], over: int
+) -> None:
+    """The assembled prompt counted ``over`` its limit (a tokenizer whose counts do not add
+    up): the lowest-priority, latest-added block that is not CRITICAL goes."""
+    droppable = [i for i in included if blocks[i].priority != Priority.CRITICAL]
+    if not droppable:
+        raise BudgetError(
+            f"the assembled prompt is {over} tokens over budget and holds only CRITICAL blocks; "
+            "raise max_tokens or lower a priority"
+        )
+    weakest = max(droppable, key=lambda i: (blocks[i].priority, i))
+    included.remove(weakest)
+    decisions[blocks[weakest].id] = Decision(
+        "dropped",
+        f"dropped after the exact count of the assembled prompt came out {over} token(s) over budget",
+        "verify",
+    )

@@ -218,3 +218,29 @@ def test_identical_across_processes_and_hash_seeds():
         )
         outputs.add(run.stdout)
     assert len(outputs) == 1
+
+
+@PACK_EXAMPLES
+@given(
+    st.lists(
+        st.tuples(texts, st.sampled_from(["critical", "high", "medium", "low"])), min_size=1, max_size=8
+    ),
+    st.integers(1, 120),
+)
+def test_a_context_window_counts_its_blocks_and_their_joins_exactly(blocks, max_tokens):
+    # The running count of what admission took equals the assembled prompt's count, so no
+    # block is ever dropped after the fact (which an undercount would do), and a limit
+    # the whole prompt fits in exactly includes every block (which an overcount would not).
+    window = satchel.ContextWindow("gpt-4o")
+    for i, (text, priority) in enumerate(blocks):
+        window.add_block(text, priority, f"b{i}")
+    whole = O200K.count("\n\n".join(text for text, _ in blocks))
+    assert window.assemble(max_tokens=whole) == "\n\n".join(text for text, _ in blocks)
+    try:
+        prompt = window.assemble(max_tokens=max_tokens)
+    except satchel.BudgetError:
+        return  # a CRITICAL block that does not fit (its own test checks the wording)
+    usage = window.usage()
+    assert usage.tokens_used == O200K.count(prompt) <= max_tokens
+    assert not any("exact count" in reason for reason in usage.reasons.values())
+    assert set(usage.included) | set(usage.excluded) == {f"b{i}" for i in range(len(blocks))}

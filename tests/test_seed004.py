@@ -100,3 +100,25 @@ def test_errors_name_the_fix():
     for empty in ("", "  \n", None):
         with pytest.raises(satchel.InputError, match="block 'z': text must be a non-empty string"):
             window.add_block(empty, Priority.LOW, "z")  # type: ignore[arg-type]
+
+
+def test_blocks_are_charged_what_joining_them_costs():
+    # "Rule one.\n\nRule two.\n\nRule three." is 9 tokens: a period and the separator are one
+    # token. Charged a separator each, the third CRITICAL block raised at 9 (and at medium
+    # priority was left out with 3 tokens to spare).
+    for priority in ("critical", "medium"):
+        window = ContextWindow("gpt-4o")
+        for i, text in enumerate(["Rule one.", "Rule two.", "Rule three."]):
+            window.add_block(text, priority, f"r{i}")
+        assert window.assemble(max_tokens=9) == "Rule one.\n\nRule two.\n\nRule three."
+        assert window.usage().included == ("r0", "r1", "r2") and window.usage().tokens_used == 9
+
+
+def test_a_failed_assemble_leaves_no_usage_behind():
+    window = ContextWindow("gpt-4o")
+    window.add_block("You are an expert Python developer.", Priority.CRITICAL, "system")
+    window.assemble(max_tokens=100)
+    with pytest.raises(satchel.BudgetError):
+        window.assemble(max_tokens=2)
+    with pytest.raises(satchel.ConfigError, match="after assemble"):
+        window.usage()
