@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import itertools
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -102,7 +103,13 @@ class Chunk:
             known = {k: data[k] for k in _FIELDS if k in data}
             extra = {k: v for k, v in data.items() if k not in _FIELD_NAMES}
         if extra:
-            merged = dict(known.get("metadata") or {})
+            given = known.get("metadata")
+            if given is not None and type(given) is not dict and not isinstance(given, Mapping):
+                raise InputError(
+                    f"candidate {known.get('id')!r}: metadata must be a dict, got {type(given).__name__}; "
+                    "pass metadata as {'key': value} (or leave it out: keys that are no field go there)"
+                )
+            merged = dict(given or {})
             for k, v in extra.items():
                 merged.setdefault(k, v)
             known["metadata"] = merged
@@ -247,10 +254,22 @@ def _check(chunk: Chunk) -> None:
     elif type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
         raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
     for key, value in chunk.metadata.items():
-        for part in (key, value):
-            if isinstance(part, str):
-                check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
+        for part in _strings_in((key, value)):
+            check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
     set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)) if chunk.metadata else _NO_METADATA)
+
+
+def _strings_in(value: Any) -> Iterator[str]:
+    """The strings in a metadata value, inside lists, tuples, sets and dicts too, however
+    deep (a tag shows a list's items; see attribute_value); each container read once."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, (list, tuple, set, frozenset, Mapping)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(itertools.chain.from_iterable(item.items()) if isinstance(item, Mapping) else item)
 
 
 def _whole(value: Any) -> int | None:

@@ -44,6 +44,22 @@ OK = {"id": "a", "text": "Some text."}
         ([{"id": "a\udfff", "text": "x"}], "candidate id .* holds a lone surrogate"),
         ([{"id": "a", "text": "x", "title": "T\ud800"}], "'a': title holds a lone surrogate"),
         ([{"id": "a", "text": "x", "region": "\udc80"}], "'a': metadata 'region' holds a lone surrogate"),
+        # inside a list or dict a tag may show
+        (
+            [{"id": "a", "text": "x", "metadata": {"type": ["\ud800"]}}],
+            "metadata 'type' holds a lone surrogate",
+        ),
+        (
+            [{"id": "a", "text": "x", "metadata": {"k": {"j": ("b", ["\udc80"])}}}],
+            "metadata 'k' holds a lone",
+        ),
+        # metadata that is no dict, also beside keys that go into it
+        ([{"id": "a", "text": "x", "metadata": "abc", "url": "u"}], "'a': metadata must be a dict, got str"),
+        (
+            [{"id": "a", "text": "x", "metadata": [["k", "v"]], "url": "u"}],
+            "metadata must be a dict, got list",
+        ),
+        ([{"id": "a", "text": "x", "metadata": 5}], "'a': metadata must be a dict, got int"),
     ],
 )
 def test_bad_candidates(candidates, match):
