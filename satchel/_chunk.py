@@ -84,7 +84,7 @@ class Chunk:
     updated: str | None = None
     priority: Priority = Priority.MEDIUM
     role: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)  # (a dict cannot be hashed)
 
     def __post_init__(self) -> None:
         _check(self)

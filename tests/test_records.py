@@ -39,6 +39,14 @@ def test_post_init_runs_on_made_chunks():
     assert other.metadata == {} and other.metadata is chunk.metadata  # the shared empty mapping
 
 
+def test_chunks_are_hashable_whatever_their_metadata():
+    # (a frozen value: it goes into sets and dict keys; its metadata, a read-only dict, is
+    # compared but not hashed)
+    a, b, c = (Chunk("a", "x", metadata={"k": [n]}) for n in (1, 1, 2))
+    assert hash(a) == hash(b) and a == b and a != c
+    assert len({a, b, c}) == 2 and {a: "first"}[b] == "first"
+
+
 def test_pack_hands_out_frozen_records():
     result = satchel.pack([{"id": "a", "text": "One."}, {"id": "b", "text": "Two."}], "q?")
     for record in (*result.manifest, *result.sources):
