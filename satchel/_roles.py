@@ -103,7 +103,7 @@ def check_role_caps(caps: Mapping[str, int | float | None] | None) -> Mapping[st
     unknown = set(caps) - set(ROLES)
     if unknown:
         raise ConfigError(f"role_caps names unknown role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}")
-    out = dict(DEFAULT_ROLE_CAPS)
+    out: dict[str, int | float | None] = dict.fromkeys(ROLES)  # a role left out is not capped
     for role, cap in caps.items():
         if cap is None:
             pass

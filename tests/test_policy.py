@@ -114,6 +114,17 @@ def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
     assert r.entry("bg").reason == "role cap: background items get 0 tokens (role_caps)"
 
 
+def test_roles_left_out_of_role_caps_are_not_capped():
+    # Capping decisive items alone must not switch on seed 003's other caps (background 0).
+    chunks = [
+        chunk(f"c{i}", f"Fact {i} about the lamp.", 1 - i / 10, role=role)
+        for i, role in enumerate(["decisive", "supporting", "background"])
+    ]
+    r = satchel.pack(chunks, "q?", role_caps={"decisive": 500})
+    assert [s.ids[0] for s in r.sources] == ["c0", "c1", "c2"]
+    assert r.config["role_caps"] == {"decisive": 500, "supporting": None, "background": None}
+
+
 def test_a_neighbour_keeps_its_role_cap_when_it_would_join_a_source():
     # d2 touches d1's window: merged whole, a background (cap 0) or supporting (cap 8)
     # window would send all its text; it is capped as it would be alone. Within its cap
