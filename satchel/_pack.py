@@ -825,6 +825,14 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
                 f"history[{i}]={m!r} must be a dict with role ({', '.join(_HISTORY_ROLES)}) and "
                 "string content"
             )
+        other = sorted(map(str, m.keys() - {"role", "content"}))
+        if other:
+            # (passed on, they would go uncounted; left out, a tool message loses its call)
+            raise InputError(
+                f"history[{i}] has {', '.join(map(repr, other))} besides role and content; Satchel "
+                "sends and counts role and content only: put what matters into the content, or "
+                "add those messages to the request after packing (and leave room: reserve_other=)"
+            )
         check_utf8(m["content"], f"history[{i}] content")
         messages.append({"role": m["role"], "content": m["content"]})
     return system, messages

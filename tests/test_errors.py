@@ -128,6 +128,10 @@ def test_bad_question_history_and_system():
         satchel.pack([OK], "q?", history=[{"role": "robot", "content": "hi"}])
     with pytest.raises(InputError, match="system must be a string"):
         satchel.pack([OK], "q?", system=["x"])
+    # keys that would go uncounted, or be lost (a tool message without its call is refused by APIs)
+    tool = {"role": "tool", "content": "42", "tool_call_id": "call_1"}
+    with pytest.raises(InputError, match=r"history\[1\] has 'tool_call_id' besides role and content"):
+        satchel.pack([OK], "q?", history=[{"role": "user", "content": "hi"}, tool])
     for history in ("hello", {"role": "user", "content": "hi"}):
         with pytest.raises(
             InputError, match=f"history must be a list of messages, got {type(history).__name__}"
