@@ -165,10 +165,16 @@ class TiktokenTokenizer:
         self._separator_bytes: bytes | None = low if usable else None
 
     def count(self, text: str) -> int:
-        return len(self._encode(text))
+        try:
+            return len(self._encode(text))
+        except BaseException as exc:
+            raise _native_failure(exc, (text,)) from exc
 
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = self._encode(text)
+        try:
+            ids: list[int] = self._encode(text)
+        except BaseException as exc:
+            raise _native_failure(exc, (text,)) from exc
         return ids
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
@@ -180,6 +186,12 @@ class TiktokenTokenizer:
         work in another thread. A text holding the separator's own characters is
         counted alone.
         """
+        try:
+            return self._count_many(texts)
+        except BaseException as exc:
+            raise _native_failure(exc, texts) from exc
+
+    def _count_many(self, texts: Sequence[str]) -> list[int]:
         joined = _SEPARATOR.join(texts)
         if joined.count(_SEPARATOR) == len(texts) - 1:  # only those put in: no text holds one (in C)
             return self._between_separators(joined)
@@ -219,6 +231,25 @@ class TiktokenTokenizer:
             previous = at
         counts.append(len(ids) - previous - 1)
         return counts
+
+
+#: the longest run of whitespace in a text
+_WHITESPACE_RUNS = re.compile(r"\s{2,}")
+
+
+def _native_failure(exc: BaseException, texts: Sequence[str]) -> BaseException:
+    """What to raise for ``exc``, raised by tiktoken's native code over ``texts``: its regex
+    gives up on a very long run of whitespace (a ValueError, or a Rust panic, which is no
+    Exception and would get past every ``except Exception``), which becomes a TokenizerError
+    that says what to do; anything else as it came."""
+    if not (isinstance(exc, ValueError) or type(exc).__name__ == "PanicException"):
+        return exc
+    longest = max((len(m.group()) for t in texts for m in _WHITESPACE_RUNS.finditer(t)), default=0)
+    return TokenizerError(
+        f"tiktoken could not tokenize the text ({str(exc).splitlines()[0][:120]}); its longest run of "
+        f"whitespace is {longest:,} characters, more than tiktoken's regex can take: collapse long "
+        "runs before packing, e.g. re.sub(r'\\s{1000,}', '\\n\\n', text)"
+    )
 
 
 class HuggingFaceTokenizer:

@@ -443,3 +443,12 @@ def test_an_escaped_text_counts_as_its_sentence_pieces_escaped(name):
         split += len(pieces) > 1
         assert sum(count(escape_text(p)) for p in pieces) == count(escape_text(text)), text
     assert split > 1000
+
+
+def test_a_run_of_whitespace_tiktoken_cannot_take_is_a_tokenizer_error():
+    # Past a few hundred thousand characters of whitespace tiktoken's regex gives up: a
+    # ValueError, or (counting a question) a Rust panic, which no `except Exception` catches.
+    run = "x" + " " * 1_000_000 + "y"
+    for chunks, question in (([{"id": "a", "text": run}], "q?"), ([{"id": "a", "text": "x"}], run)):
+        with pytest.raises(satchel.TokenizerError, match="longest run of whitespace is 1,000,000 characters"):
+            satchel.pack(chunks, question, context_window=10**7)
