@@ -211,6 +211,13 @@ def test_a_lone_object_is_a_request_unless_it_is_a_candidate(tmp_path, capsys):
     assert [e["id"] for e in json.loads(capsys.readouterr().out)["manifest"]] == ["a"]
 
 
+def test_a_pretty_printed_request_with_a_syntax_error_is_named_where_it_is_wrong(tmp_path, capsys):
+    # (not "line 1 is not valid JSON", as a JSONL file whose first line were "{")
+    text = '{\n  "question": "Q?",\n  "candidates": [\n    {"id": "a", "text": "x"},\n  ]\n}\n'
+    err = fails(capsys, "pack", write(tmp_path, "req.json", text))
+    assert "req.json is not valid JSON: Expecting value at line 5 column 3; fix it there" in err
+
+
 # -- 6. JSONL lines that are JSON but not candidates --------------------------------------
 
 

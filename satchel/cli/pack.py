@@ -62,7 +62,19 @@ def _parse_request(text: str, name: str) -> dict[str, Any]:
     """A request object, a JSON list of candidates, or (when the text is not one JSON value) JSONL."""
     try:
         whole = load_json(text, name)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as whole_error:
+        # JSONL when its first line is a JSON value by itself; otherwise one JSON document
+        # spread over lines (pretty-printed), whose own error says where it is wrong
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        try:
+            load_json(first, name)
+        except json.JSONDecodeError:
+            if "\n" in text.strip():
+                raise InputError(
+                    f"{name} is not valid JSON: {whole_error.msg} at line {whole_error.lineno} "
+                    f"column {whole_error.colno}; fix it there (a request object with 'candidates', "
+                    "a JSON list, or one candidate object per line)"
+                ) from None
         return {"candidates": _jsonl_candidates(text, name)}
     if isinstance(whole, dict) and "candidates" in whole:
         unknown = set(whole) - REQUEST_KEYS - {"candidates", "question"}
