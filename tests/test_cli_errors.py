@@ -85,6 +85,15 @@ def test_ablate_names_a_query_set_or_options_file_that_is_not_utf8(tmp_path, cap
 # -- 2. integers too long, nesting too deep ------------------------------------------------
 
 
+def test_ablate_refuses_an_out_it_cannot_write_before_it_runs(tmp_path, capsys):
+    # (the error came after the whole run, which with a real model may take hours)
+    taken = write(tmp_path, "taken", "x")
+    for out, problem in ((taken, "is a file"), (taken + "/sub", "is a file")):
+        assert f"--out {out}: {taken} {problem}; give a directory" in fails(
+            capsys, "ablate", queries_file(tmp_path), "--out", out
+        )
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -116,6 +116,17 @@ def _read_options(path: str | None) -> dict[str, Any]:
     return data
 
 
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that cannot be written (before the run: it may take hours)."""
+    where = os.path.abspath(out)
+    while not os.path.exists(where):  # (made when the results are written)
+        where = os.path.dirname(where)
+    if not os.path.isdir(where):
+        raise InputError(f"--out {out}: {where} is a file; give a directory (it is made if missing)")
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: {where} is not writable; give another directory")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..ablate import load_queries, run_ablation, write_outputs
     from ..clients import LocalClient, client_from_spec
@@ -123,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_blank(args, "tokenizer", "pack_model")
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit} must be a positive number of queries")
+    _check_out(args.out)
     queries = load_queries(args.queries, limit=args.limit)
     options = pack_options(argparse.Namespace(**{**vars(args), "model": None}), _read_options(args.options))
     system = options.pop("system", None)
