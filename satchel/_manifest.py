@@ -172,10 +172,9 @@ def prompt_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _cell(value: Any, width: int) -> str:
+def _cell(value: Any) -> str:
     text = "" if value is None else str(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return " ".join(text.splitlines())  # (a row stays one line)
 
 
 def format_trace(data: Mapping[str, Any]) -> str:
@@ -218,12 +217,16 @@ def format_trace(data: Mapping[str, Any]) -> str:
         )
     rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))
     header = ("pos", "label", "id", "status", "role", "tokens", "cost", "reason")
-    widths = [3, 5, 28, 7, 10, 6, 5, 70]
+    # Every value whole (this table is where one finds which stage lost the evidence): each
+    # column as wide as its widest value, the reason last and as long as it is.
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h), *(len(r[k]) for r in cells)]) for k, h in enumerate(header[:-1])]
+    widths.append(max([len(header[-1]), *(len(r[-1]) for r in cells)]))
     lines.append("")
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(_cell(v, w).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    for row in cells:
+        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
     kept = sum(1 for e in data["manifest"] if e["status"] == "kept")
     lines.append("")
     lines.append(

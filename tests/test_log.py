@@ -163,3 +163,26 @@ def test_trace_errors_are_one_line(tmp_path, capsys):
     assert main(["trace", str(log), "--index", "0"]) == 2
     assert main(["trace", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the log" in capsys.readouterr().err
+
+
+def test_the_trace_table_shows_every_id_and_reason_whole():
+    # Path-like ids alike for their first 28 characters showed as identical rows, and
+    # reasons were cut at 70 characters.
+    from satchel._manifest import format_trace
+
+    base = "docs/policies/returns-and-refunds.md#chunk-"
+    text = (
+        "Returns are accepted within 14 days of delivery for a full refund to the original payment "
+        "method, provided the item is unused and in its box."
+    )
+    texts = [text, text.replace("in its box", "in its original box"), "Refunds take 5 days."]
+    chunks = [{"id": f"{base}{k}", "text": t} for k, t in enumerate(texts)]
+    result = satchel.pack(chunks, "How long do returns take?")
+    table = format_trace(result.to_dict())
+    for entry in result.manifest:
+        row = next(line for line in table.splitlines() if f" {entry.id} " in line)
+        assert row.endswith(
+            entry.reason
+            + (f"; conflicts with {', '.join(entry.conflicts_with)}" if entry.conflicts_with else "")
+        )
+    assert any(len(e.reason) > 70 for e in result.manifest)
