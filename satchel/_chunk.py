@@ -8,6 +8,7 @@ everything once, so the stages after it never validate again.
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import enum
 import itertools
 import math
@@ -273,20 +274,27 @@ def _strings_in(value: Any) -> Iterator[str]:
 
 
 def _whole(value: Any) -> int | None:
-    """``value`` as an int if it is a whole number of an integer type (numpy's too, as a
-    dataframe's columns give them), else None; True and False are no numbers here."""
+    """``value`` as an int if it is a whole number: of an integer type (numpy's too, as a
+    dataframe's columns give them) or a float without a fraction; else None. True and
+    False are no numbers here."""
     if type(value) is int:
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool):
         return None
-    return int(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    # a whole float, as a dataframe column with gaps or a JSON writer gives them ("start": 0.0)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _score(value: Any, cid: str) -> float:
-    """A retrieval score as a finite float (any real number type, numpy's too)."""
+    """A retrieval score as a finite float (any real number type, numpy's too, and Decimal,
+    as databases return NUMERIC columns)."""
     score: float = value
     if type(value) is not float:  # (the ABC check below is slow)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
             raise InputError(
                 f"candidate {cid!r}: score={_short(value)} is not a number; "
                 "pass a float (higher is better) or leave it out"

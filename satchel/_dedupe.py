@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
+from ._errors import InputError
+
 __all__ = [
     "NEGATION_PATTERN",
     "NUMBER_WORD_PATTERN",
@@ -752,6 +754,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     nupunkt was tried first; it reads "the app. Press" as an abbreviation and
     merges seed 001's sentences.)
     """
+    if not isinstance(text, str):
+        raise InputError(f"split_sentences takes a str, got {type(text).__name__}: {text!r:.60}")
     if not text or text.isspace():
         return []
     sentences, gaps = _split_at_ends(text)

@@ -106,6 +106,7 @@ def get_model(name: str) -> ModelProfile:
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     raise UnknownModelError(
         f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), "
-        "or pass context_window= and tokenizer= for this one, or register it with "
+        "or pass context_window= and tokenizer= for this one (--context-window and --tokenizer "
+        "on the command line), or register it with "
         "satchel.register_model(satchel.ModelProfile(...))"
     )

@@ -266,8 +266,9 @@ class HuggingFaceTokenizer:
             ) from exc
         path = os.fspath(path)
         if not os.path.isfile(path):
+            problem = "is a directory" if os.path.isdir(path) else "does not exist"
             raise TokenizerError(
-                f"tokenizer file {path!r} does not exist; pass the path of a Hugging Face tokenizer.json"
+                f"tokenizer file {path!r} {problem}; pass the path of a Hugging Face tokenizer.json"
             )
         try:
             self._tok = _HFTokenizer.from_file(path)

@@ -189,6 +189,32 @@ def test_numbers_of_any_integer_or_real_type_and_nulls_are_accepted():
     assert result.entry("b").priority == "MEDIUM" and dict(a.metadata) == {}
 
 
+def test_decimal_scores_and_whole_float_offsets_are_numbers():
+    # A database's NUMERIC column comes as Decimal; a dataframe column with gaps, or a JSON
+    # writer, gives offsets and ranks as 3.0. A fraction stays refused.
+    from decimal import Decimal
+
+    a = satchel.Chunk.from_dict(
+        {
+            "id": "a",
+            "text": "x",
+            "score": Decimal("0.5"),
+            "rank": 3.0,
+            "doc_id": "d",
+            "start": 0.0,
+            "end": 1.0,
+        }
+    )
+    assert (a.score, a.rank, a.start, a.end) == (0.5, 3, 0, 1)
+    assert [type(v) for v in (a.score, a.rank, a.start, a.end)] == [float, int, int, int]
+    with pytest.raises(InputError, match="rank=3.5 must be a non-negative integer"):
+        satchel.Chunk.from_dict({"id": "a", "text": "x", "rank": 3.5})
+    with pytest.raises(InputError, match="score=nan is not finite"):
+        satchel.Chunk.from_dict({"id": "a", "text": "x", "score": Decimal("NaN")})
+    with pytest.raises(InputError, match="split_sentences takes a str, got int"):
+        satchel.split_sentences(5)  # type: ignore[arg-type]
+
+
 def test_user_code_that_fails_is_named_and_kept_as_the_cause():
     text = "The lamp blinks blue when the battery is low and needs charging soon. " * 4
     chunks = [{"id": "a", "text": text, "role": "decisive"}]

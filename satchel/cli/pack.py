@@ -240,8 +240,10 @@ def run(args: argparse.Namespace) -> int:
     from .._pack import pack
 
     refuse_blank(args, "question", "log", "tokenizer")
-    if args.example == bool(args.file):
-        raise InputError("give a request FILE (or - for stdin), or --example, but not both")
+    if args.example and args.file:
+        raise InputError("give a request FILE (or - for stdin) or --example, not both")
+    if not args.example and not args.file:
+        raise InputError("give a request FILE (or - for stdin), or --example for the built-in one")
     request = example_request() if args.example else read_request(args.file, args.question)
     if args.example and args.question:
         request["question"] = args.question
