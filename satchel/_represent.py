@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ._chunk import check_utf8
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
-from ._errors import CallerCode, InputError
+from ._errors import CallerCode, ConfigError, InputError
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -263,8 +263,13 @@ def fit(
         name = f"the compressor {getattr(compressor, '__name__', compressor)!r}"
         with CallerCode(name, f"on a text of {len(text)} characters", "fix the compressor"):
             out = compressor(text, question, limit)
-        if not isinstance(out, str) or not out.strip():
-            return Fit(None, f"the compressor returned {type(out).__name__} {out!r:.40}; it must return text")
+        if not isinstance(out, str):  # a bug in the compressor, not its judgement: said, as its errors are
+            raise ConfigError(
+                f"{name} returned {type(out).__name__} {out!r:.40} on a text of {len(text)} characters; "
+                "it must return text (a str); fix the compressor"
+            )
+        if not out.strip():
+            return Fit(None, "the compressor returned no text")
         try:
             check_utf8(out, "the compressor's text")  # (the check every candidate's text gets)
         except InputError:

@@ -232,6 +232,13 @@ def test_user_code_that_fails_is_named_and_kept_as_the_cause():
     # text that cannot be sent leaves the candidate out, with its reason
     entry = satchel.pack(chunks, "q?", compressor=lambda t, q, n: "short \ud800", **options).entry("a")
     assert entry.status == "dropped" and "lone surrogate" in entry.reason
+    # and one that returns no text is a bug, said as its errors are (not a quiet drop)
+    with pytest.raises(
+        ConfigError, match=r"the compressor '<lambda>' returned NoneType None on a text of 280"
+    ):
+        satchel.pack(chunks, "q?", compressor=lambda t, q, n: None, **options)
+    entry = satchel.pack(chunks, "q?", compressor=lambda t, q, n: " ", **options).entry("a")
+    assert entry.status == "dropped" and entry.reason == "the compressor returned no text"
 
 
 @pytest.mark.parametrize(
