@@ -586,15 +586,22 @@ def client_from_spec(spec: str, base_url: str | None = None, **options: Any) -> 
     else OpenAI's own. ``options`` go to the client's constructor (``n_ctx`` for a
     local model, ``timeout`` for a server, ...).
     """
+    kind, rest = parse_spec(spec)
+    if kind == "local":
+        return LocalClient(**options) if rest is None else LocalClient(rest, **options)
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    return OpenAIClient(rest or "", base_url=url, **options)
+
+
+def parse_spec(spec: Any) -> tuple[str, str | None]:
+    """(``"local"``, the GGUF path or None for the default file) or (``"openai"``, the model
+    name) from a model spec; a ConfigError for any other (checked before anything loads)."""
     forms = "'local' (the default SmolLM2 file), 'local:PATH.gguf', or 'openai:NAME' (with --base-url)"
     if not isinstance(spec, str):
         raise ConfigError(f"model spec {spec!r} must be a string: {forms}")
     kind, sep, rest = spec.partition(":")
     if kind == "local" and not sep:
-        return LocalClient(**options)
-    if kind == "local" and rest.strip():
-        return LocalClient(rest.strip(), **options)
-    if kind == "openai" and rest.strip():
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        return OpenAIClient(rest.strip(), base_url=url, **options)
+        return kind, None
+    if kind in ("local", "openai") and rest.strip():
+        return kind, rest.strip()
     raise ConfigError(f"model spec {spec!r} is not one Satchel knows; use {forms}")

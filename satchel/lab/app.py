@@ -82,6 +82,10 @@ class ModelSlot:
 
     def __init__(self, spec: str | None, factory: Callable[[str], Any] | None = None) -> None:
         self.spec = spec or None
+        if self.spec is not None and factory is None:
+            from ..clients import parse_spec
+
+            parse_spec(self.spec)  # a spec Satchel does not know is said at start, not on first use
         self._factory = factory
         self._client: Any = None
         self._lock = threading.Lock()

@@ -301,3 +301,12 @@ def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
     variants = response.json()["result"]["variants"]
     assert {"full", "top1", "reversed", "uncompressed"} <= set(variants)
     assert variants["full"]["correct"] is True
+
+
+def test_a_model_spec_satchel_does_not_know_is_refused_at_start(monkeypatch):
+    # (the lab came up and failed only when the Ask tab first asked)
+    with pytest.raises(satchel.ConfigError, match="model spec 'bogus' is not one Satchel knows"):
+        create_app(model="bogus")
+    monkeypatch.setenv("SATCHEL_LAB_MODEL", "ollama:llama3")
+    with pytest.raises(satchel.ConfigError, match="model spec 'ollama:llama3'"):
+        create_app()
