@@ -841,7 +841,18 @@ class SentenceCache:
     candidates and are normalised once.
     """
 
-    __slots__ = ("_grown", "_is_key", "_keys", "_marks", "_normal", "_pieces", "_plain", "_splits", "_words")
+    __slots__ = (
+        "_grown",
+        "_is_key",
+        "_keys",
+        "_marks",
+        "_normal",
+        "_pieces",
+        "_plain",
+        "_splits",
+        "_tokens",
+        "_words",
+    )
 
     def __init__(self) -> None:
         self._splits: dict[str, Split] = {}
@@ -854,6 +865,7 @@ class SentenceCache:
         self._words: dict[str, int] = {}  # words in each normalised sentence
         self._plain: dict[str, list[str]] = {}  # and those words without punctuation
         self._grown: dict[str, tuple[str, str, str]] = {}  # see grown
+        self._tokens: dict[str, int] = {}  # see tokens
 
     def split(self, text: str) -> Split:
         """``text`` cut into sentences, each normalised (once: a text asked again gets the same)."""
@@ -988,7 +1000,8 @@ class SentenceCache:
 
     def forget(self, text: str) -> list[str]:
         """Let go of what was kept of ``text`` (a merged source's text that a longer one
-        replaced) and of the part it grew by (see grown); returns the texts let go of."""
+        replaced) and of the part it grew by (see grown); returns those of them whose token
+        count was not kept here (see tokens), which a caller's counter may hold."""
         gone = [text]
         grown = self._grown.pop(text, None)
         if grown is not None:
@@ -996,7 +1009,20 @@ class SentenceCache:
         for done in gone:
             self._splits.pop(done, None)
             self._pieces.pop(done, None)
-        return gone
+        return [done for done in gone if self._tokens.pop(done, None) is None]
+
+    def tokens(self, text: str) -> int | None:
+        """The token count a packer kept for a text grown here (see :meth:`grown`), if any.
+
+        Kept here, by the text (whose hash Python keeps), rather than in the
+        counter by the text escaped: a document's windows merging one by one
+        would otherwise have each merged text escaped and hashed whole again to
+        find its count, and the next one's."""
+        return self._tokens.get(text)
+
+    def keep_tokens(self, text: str, n: int) -> None:
+        """Keep ``n`` as the token count of ``text``, a text grown here, until it is forgotten."""
+        self._tokens[text] = n
 
     def grown(self, text: str) -> tuple[str, str, str] | None:
         """(known, piece, part) when ``text`` was split from a text split before: ``text`` is

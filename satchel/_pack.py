@@ -34,7 +34,11 @@ from ._render import (
     attributes,
     check_metadata_fields,
     chunk_attr,
+    chunk_attr_id,
+    close_tag,
     escape_text,
+    open_tag_end,
+    open_tag_start,
     prompt_text,
     question_block,
     source_block,
@@ -95,8 +99,31 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-#: A pack's source tags by (chunk id, label): (open tag, close tag).
-_Tags = dict[tuple[str, int], tuple[str, str]]
+class _Tags:
+    """A pack's source tags, each built once: a single chunk's (open tag, close tag) by (chunk
+    id, label), and a merged source's open tag as it grows, by (lead id, label)."""
+
+    __slots__ = ("merged", "single")
+
+    def __init__(self) -> None:
+        self.single: dict[tuple[str, int], tuple[str, str]] = {}
+        self.merged: dict[tuple[str, int], _MergedTag] = {}
+
+
+@dataclass(slots=True)
+class _MergedTag:
+    """A merged source's open tag (and line break), in two parts: up to the end of the ids
+    it lists, and the rest. A neighbour that joins the source adds its id to the first,
+    and any attribute value it brings to the second, and only what changed is counted
+    again: built and counted whole at each merge, the tag of a document retrieved as
+    thousands of windows listed thousands of ids thousands of times."""
+
+    members: Sequence[Chunk]  # whose ids it lists, in order
+    ids: str  # the tag up to the end of the last id
+    ids_tokens: int
+    values: dict[str, list[str]]  # each field's distinct values among the members, in order
+    rest: str  # the quote after the ids, the other attributes, ">" and the line break
+    tokens: int  # of the whole
 
 
 def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -353,7 +380,7 @@ class Packer:
         budget = self._plan(question, system_text, history_msgs)
         retrieval = rank_candidates(chunks)
         sentences = SentenceCache()  # every dedupe stage reads each text's sentences from here
-        tags: _Tags = {}  # and every source's tags are built once
+        tags = _Tags()  # and every source's tags are built once
         counted = self._prefetch(retrieval, sentences, tags)
         try:
             found = self._find_duplicates(retrieval, sentences)
@@ -436,24 +463,30 @@ class Packer:
             group += count.joined_parts(body, tail)[1:]
             yield group
 
-    def _body_tokens(self, text: str, sentences: SentenceCache, body: str | None = None) -> int:
-        """Tokens of a source's text as rendered (escaped: ``body``, when the caller has it);
-        from its sentences when they are known."""
-        if body is None:
-            body = escape_text(text)
+    def _body_tokens(self, text: str, sentences: SentenceCache) -> int:
+        """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""
         count = self._counter
-        if count.additive and not count.knows(body):
+        if count.additive:
+            n = sentences.tokens(text)
+            if n is not None:
+                return n
             grown = sentences.grown(text)
             if grown is not None:
                 # A merged source's text grown from a shorter one already counted: that
                 # count, less the piece the new part replaces, plus the part (a document's
-                # windows joining one by one are not counted whole again each time).
+                # windows joining one by one are not counted, escaped or hashed whole again
+                # each time: the count is kept by the text, see SentenceCache.tokens).
                 known, piece, part = grown
-                before = escape_text(known)
-                if count.knows(before):
-                    n = count(before) - count(escape_text(piece)) + self._body_tokens(part, sentences)
-                    count.remember(body, n)
+                before = sentences.tokens(known)
+                if before is None:  # (a window's text, counted in the prefetch)
+                    escaped = escape_text(known)
+                    before = count(escaped) if count.knows(escaped) else None
+                if before is not None:
+                    n = before - count(escape_text(piece)) + self._body_tokens(part, sentences)
+                    sentences.keep_tokens(text, n)
                     return n
+        body = escape_text(text)
+        if count.additive and not count.knows(body):
             pieces = sentences.pieces(text)
             if pieces is not None:
                 return count.sum_of(body, _escaped(pieces, body is not text))
@@ -566,7 +599,7 @@ class Packer:
 
     def _forget(self, text: str, sentences: SentenceCache) -> None:
         """Let go of a merged source's text that a longer one replaced (see admit)."""
-        for gone in sentences.forget(text):
+        for gone in sentences.forget(text):  # (those whose count the cache did not keep)
             self._counter.forget(escape_text(gone))
 
     def _plan(self, question: str, system: str, history: list[dict[str, str]]) -> Budget:
@@ -620,14 +653,20 @@ class Packer:
         sections or dates may differ)."""
         if len(members) == 1:
             return self._chunk_attrs(members[0])
+        return self._joined_values(self._values(members))
+
+    def _values(self, members: Sequence[Chunk]) -> dict[str, list[str]]:
+        """Each shown field's distinct values among ``members``, in member order."""
         values: dict[str, list[str]] = {}
-        # (only members with a field to show: found in C, as a document's windows merge
-        # into one source one by one, and most have none)
+        # (only members with a field to show: found in C, as most windows of a document have none)
         for member in itertools.compress(members, map(any, map(_TAG_FIELDS, members))):
             for name, value in self._chunk_attrs(member):
                 seen = values.setdefault(name, [])
                 if value not in seen:
                     seen.append(value)
+        return values
+
+    def _joined_values(self, values: Mapping[str, list[str]]) -> list[tuple[str, str]]:
         return [(name, "; ".join(values[name])) for name in self.metadata if name in values]
 
     def _chunk_attrs(self, chunk: Chunk) -> list[tuple[str, str]]:
@@ -639,21 +678,54 @@ class Packer:
     def _enclosure(
         self, members: Sequence[Chunk], text: str, label: int, tags: _Tags
     ) -> tuple[str, str, str]:
-        """A source as (open tag, escaped text, close tag and the line break after it).
-
-        ``tags`` keeps each single chunk's tags for the rest of the pack: the prefetch,
-        admission's room check and the source's cost all ask for the same ones. (A merged
-        source's tags, which list every member's id, are built for its one cost.)
-        """
-        single = len(members) == 1
-        made = tags.get((members[0].id, label)) if single else None
-        if made is None:
+        """A source as (open tag, escaped text, close tag and the line break after it)."""
+        if len(members) == 1:
+            head, tail = self._tags(members[0], label, tags)
+        else:
             ids = chunk_attr(list(map(_ID, members)))
             head, _, close = source_parts(label, ids, self._attrs(members), "")
-            made = (head, close + "\n")  # the line break that joins it to what follows
-            if single:  # (a merged source is costed once, and its tag lists every member's id)
-                tags[members[0].id, label] = made
-        return made[0], escape_text(text), made[1]
+            tail = close + "\n"
+        return head, escape_text(text), tail
+
+    def _tags(self, chunk: Chunk, label: int, tags: _Tags) -> tuple[str, str]:
+        """A single chunk's (open tag, close tag and the line break that joins it to what
+        follows), kept for the rest of the pack: the prefetch, admission's room check and
+        the source's cost all ask for the same ones."""
+        made = tags.single.get((chunk.id, label))
+        if made is None:
+            head, _, close = source_parts(label, chunk_attr([chunk.id]), self._chunk_attrs(chunk), "")
+            made = tags.single[chunk.id, label] = (head, close + "\n")
+        return made
+
+    def _merged_tag(self, members: Sequence[Chunk], label: int, tags: _Tags) -> _MergedTag:
+        """A merged source's open tag and its count (see _MergedTag): from the tag of the
+        source it grew from when ``members`` are that source's and one more; else whole."""
+        count = self._counter
+        was = tags.merged.get((members[0].id, label))
+        chunk = members[-1]
+        if (
+            was is not None
+            and len(members) == len(was.members) + 1
+            and all(map(operator.is_, was.members, members))  # (the same chunks: compared in C)
+        ):
+            added = ", " + chunk_attr_id(chunk.id)
+            ids, ids_tokens = was.ids + added, count.joined(was.ids, added, was.ids_tokens)
+            values, rest = was.values, was.rest
+            brought = [(n, v) for n, v in self._chunk_attrs(chunk) if v not in values.get(n, ())]
+            if brought:
+                values = {name: list(seen) for name, seen in values.items()}
+                for name, value in brought:
+                    values.setdefault(name, []).append(value)
+                rest = open_tag_end(self._joined_values(values)) + "\n"
+        else:
+            ids = open_tag_start(label) + chunk_attr(list(map(_ID, members)))
+            # (counted in pieces that add up, each once: see TokenCounter.once_in_parts)
+            ids_tokens = count.once_in_parts(ids)
+            values = self._values(members)
+            rest = open_tag_end(self._joined_values(values)) + "\n"
+        made = _MergedTag(members, ids, ids_tokens, values, rest, count.joined(ids, rest, ids_tokens))
+        tags.merged[members[0].id, label] = made
+        return made
 
     def _cost(
         self, members: Sequence[Chunk], text: str, label: int, sentences: SentenceCache, tags: _Tags
@@ -670,15 +742,24 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
-        head, body, tail = self._enclosure(members, text, label, tags)
-        if not count.additive or not body:
+        if not count.additive or not text or text[0] in "\r\n/":
+            head, body, tail = self._enclosure(members, text, label, tags)
+            if count.additive and body:
+                return count(head + body + tail)
             return count(head) + count(body) + count(tail)
-        if body[0] in "\r\n/":
-            return count(head + body + tail)
-        # A merged source's open tag lists every member's id: counted in pieces that add
-        # up (see joined_parts), each once, as neighbours join it one by one.
-        head_tokens = count(head) if len(members) == 1 else count.once_in_parts(head)
-        return head_tokens + count.joined(body, tail, self._body_tokens(text, sentences, body))
+        if len(members) == 1:
+            head, tail = self._tags(members[0], label, tags)
+            head_tokens = count(head)
+        else:
+            head_tokens, tail = self._merged_tag(members, label, tags).tokens, f"\n{close_tag(label)}\n"
+        # The text, counted from its sentences (see _body_tokens), and the close tag, which
+        # meets only its last piece (see TokenCounter.joined): the text is never escaped or
+        # counted whole here (a merged source's grows with every window that joins it).
+        last = count.tail_of(text)
+        if last is None:
+            return head_tokens + count(escape_text(text) + tail)
+        last = escape_text(last)
+        return head_tokens + self._body_tokens(text, sentences) - count(last) + count(last + tail)
 
     def _render(
         self,

@@ -179,20 +179,39 @@ def attribute_value(value: Any) -> str:
 
 def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
     """``<source_n id="Sn" chunk="…" …>``; ``chunk_ids`` comes escaped (see chunk_attr)."""
-    tag = f'<source_{n} id="S{n}" chunk="{chunk_ids}"'
-    if attrs:
-        tag += "".join([f' {name}="{escape_attr(value)}"' for name, value in attrs])
-    return tag + ">"
+    return open_tag_start(n) + chunk_ids + open_tag_end(attrs)
+
+
+def open_tag_start(n: int) -> str:
+    """An open tag up to its chunk ids: ``<source_n id="Sn" chunk="``."""
+    return f'<source_{n} id="S{n}" chunk="'
+
+
+def open_tag_end(attrs: Sequence[tuple[str, str]]) -> str:
+    """An open tag after its chunk ids: the closing quote, the other attributes and ``>``."""
+    if not attrs:
+        return '">'
+    return '"' + "".join([f' {name}="{escape_attr(value)}"' for name, value in attrs]) + ">"
 
 
 def chunk_attr(ids: Sequence[str]) -> str:
     """The ``chunk`` attribute of a source, escaped: its chunk id, or a merged source's ids
     joined by ", " (a comma inside an id is ``&#44;``, so one id "a, b" and a merged "a"
-    and "b" read apart)."""
+    and "b" read apart); as the ids of :func:`chunk_attr_id` joined by ", "."""
     joined = ", ".join(ids)
     if joined.count(",") == len(ids) - 1:  # no comma inside an id: escaped whole, in C
         return escape_attr(joined)  # (escaping adds no comma and leaves ", " as it is)
-    return ", ".join([escape_attr(i).replace(",", "&#44;") for i in ids])
+    return ", ".join(map(chunk_attr_id, ids))
+
+
+def chunk_attr_id(chunk_id: str) -> str:
+    """One id as the ``chunk`` attribute lists it (see chunk_attr)."""
+    return escape_attr(chunk_id).replace(",", "&#44;")
+
+
+def close_tag(n: int) -> str:
+    """``</source_n>``."""
+    return f"</source_{n}>"
 
 
 def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> tuple[str, str, str]:
@@ -202,7 +221,7 @@ def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text:
     and the cost of a source is counted on the same parts.
     """
     head = open_tag(n, chunk_ids, attrs) + "\n"
-    return head, escape_text(text), f"\n</source_{n}>"
+    return head, escape_text(text), "\n" + close_tag(n)
 
 
 def source_block(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> str:

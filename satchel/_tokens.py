@@ -490,15 +490,18 @@ class TokenCounter:
         ``left`` splits there into two parts whose counts add up, and only the
         tail meets ``right``.
         """
-        if not self.additive:
+        tail = self.tail_of(left) if self.additive else None
+        if tail is None:
             return [left + right]
-        cut = left.rfind(" ")
-        while cut > 0 and left[cut - 1].isspace():
-            cut = left.rfind(" ", 0, cut)
-        if cut <= 0:
-            return [left + right]
-        tail = left[cut:]
         return [left, tail, tail + right]
+
+    def tail_of(self, text: str) -> str | None:
+        """``text`` from its last space that follows a visible character (what meets a text
+        joined after it; see :meth:`joined_parts`), or None when it has no such space."""
+        cut = text.rfind(" ")
+        while cut > 0 and text[cut - 1].isspace():
+            cut = text.rfind(" ", 0, cut)
+        return text[cut:] if cut > 0 else None
 
 
 def _nothing() -> None:
