@@ -74,6 +74,9 @@ NUMBER_WORD_PATTERN = (
     r"hundredth|thousandth|millionth|billionth)\b"
 )
 _NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
+#: the two patterns for lower-case text (see _masked_words)
+_LOWER_NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN)
+_LOWER_NEGATION = re.compile(NEGATION_PATTERN)
 #: Prefixes that turn a word into its opposite ("available" / "unavailable"): two texts
 #: that differ only there say opposite things.
 _NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
@@ -97,10 +100,12 @@ def _masked_words(text: str) -> list[str]:
     # them still meet as near-duplicates and are then told apart as conflicts.
     # (Names differ in one word only; in all but the shortest texts the
     # unmasked similarity already brings such pairs together.)
-    text = _NUMBERISH.sub(" # ", text)
-    text = _NUMBER_WORD.sub(" # ", text)
-    text = _NEGATION.sub(" ", text)
-    return text.lower().split()
+    # (on the text lower-cased first: the patterns then need no case folding, which made
+    # the number words' alternation five times slower)
+    text = _NUMBERISH.sub(" # ", text.lower())
+    text = _LOWER_NUMBER_WORD.sub(" # ", text)
+    text = _LOWER_NEGATION.sub(" ", text)
+    return text.split()
 
 
 #: Capitalised words that open sentences rather than name anything.
