@@ -167,7 +167,9 @@ def admit(
         dup = duplicate_of.get(chunk.id)
         if dup is not None:
             original, similarity = dup
-            kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {similarity:.2f})"
+            # (three places from 0.995 on: 0.999 is no "1.00", which only an exact copy is)
+            shown = f"{similarity:.2f}" if similarity < 0.995 else f"{similarity:.3f}"
+            kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {shown})"
             out.decisions[chunk.id] = Decision(
                 "dropped",
                 f"duplicate: {kind} of {original}, which ranks higher",

@@ -116,6 +116,27 @@ _COMMON = frozenset(
 
 
 _PUNCT = ".,;:!?()[]{}\"'“”‘’"
+#: what joins two words into one without a space: dashes, a hyphen, a slash
+_JOINED = re.compile(r"[-‐‑‒–—―/]+")
+#: Qualifiers, units and words of one polarity or direction: changed, they change what a
+#: text says ("always" / "rarely", "500 kg" / "500 lb", "free" / "paid", "northern" /
+#: "southern"), so two texts that differ in one are never duplicates of each other.
+_DECISIVE = frozenset(
+    """always usually often sometimes rarely seldom occasionally frequently generally typically
+    only must should may might can could shall will would all every each any some most many
+    few several more less fewer least minimum maximum approximately roughly nearly almost exactly
+    mg kg lb lbs oz ton tons tonne tonnes mm cm km ft feet foot inch inches yard yards mile miles
+    meter meters metre metres ml liter liters litre litres gallon gallons second seconds minute
+    minutes hour hours day days week weeks month months year years decade decades century
+    centuries percent usd eur gbp dollars euros pounds cents mph kb mb gb tb kw mw volts hz khz
+    mhz ghz celsius fahrenheit
+    north south east west northern southern eastern western northeast northwest southeast
+    southwest left right
+    free paid included excluded includes excludes including excluding approved rejected accepted
+    denied allowed forbidden prohibited permitted required optional mandatory open closed
+    enabled disabled true false valid invalid legal illegal positive negative won lost passed
+    failed""".split()
+)
 
 
 def _plain(normal: str) -> list[str]:
@@ -124,11 +145,18 @@ def _plain(normal: str) -> list[str]:
 
 
 def _is_detail(word: str) -> bool:
-    """A number, date, negation or name."""
+    """A number, date, negation, name, qualifier or unit (seed 003's decisive details),
+    also joined to another word by a dash or slash ("—July", "mid-January")."""
     core = word.strip(_PUNCT)
     if not core:
         return False
-    return _is_figure(core) or (core[0].isupper() and core.lower() not in _COMMON)
+    if _is_figure(core):
+        return True
+    return any(
+        (part[0].isupper() and part.lower() not in _COMMON) or part.lower() in _DECISIVE
+        for part in _JOINED.split(core)
+        if part
+    )
 
 
 def _is_figure(word: str) -> bool:
@@ -525,7 +553,14 @@ def _near_duplicates(
                 kind = None
             if kind is None:
                 if similarity >= near:
-                    duplicate_of[i] = (j, round(similarity, 3))
+                    # (1.0 says "exact copy": a text that differs, where only its sampled
+                    # shingles agree, is at most 0.999)
+                    shown = (
+                        round(similarity, 3)
+                        if splits[i].key == splits[j].key
+                        else min(round(similarity, 3), 0.999)
+                    )
+                    duplicate_of[i] = (j, shown)
                     break
                 continue
             conflicts.setdefault(i, []).append(j)

@@ -63,6 +63,21 @@ def differs_in_details(a, b):
         ("Available in every store in the country.", "Unavailable in every store in the country.", True),
         ("The lamp ships refundable", "The lamp ships non-refundable to every country in Europe", True),
         ("Members of the club can renew.", "Members of the club can renew online.", False),
+        # a date or name joined to a word by a dash; qualifiers, units, polarity, direction
+        (
+            "Jesse Bennett (July 10, 1769 —July 13, 1842) was a physician.",
+            "Jesse Bennett (July 10, 1769 —June 13, 1842) was a physician.",
+            True,
+        ),
+        (
+            "The ceremony was held in mid-January at the hall.",
+            "The ceremony was held in mid-February at the hall.",
+            True,
+        ),
+        ("The fee is always refunded after the check.", "The fee is rarely refunded after the check.", True),
+        ("The crate weighs 500 kg when it is full.", "The crate weighs 500 lb when it is full.", True),
+        ("The plan is free for every student here.", "The plan is paid for every student here.", True),
+        ("Rain fell in the northern valley overnight.", "Rain fell in the southern valley overnight.", True),
         # one passage in two surroundings (nq2530: a passage, and a window whose text
         # the source wrote without a space after the first period)
         (
@@ -432,6 +447,23 @@ def test_texts_that_differ_in_a_negation_at_their_end_are_both_kept_as_conflicti
     ]:
         report = find_duplicates([base + end, base + other])
         assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of, end
+
+
+def test_a_near_duplicate_is_never_reported_as_an_exact_copy():
+    # "new" for "old", inside shingles the sketch does not sample: similarity 1.0 on what
+    # is compared, but the texts differ; "exact copy" is for the same text only.
+    filler = " ".join(f"bright cats jump quickly over lazy dogs{k}" for k in range(10))
+    a = f"They lived in the new house near the river. {filler}."
+    b = a.replace("in the new house", "in the old house")
+    for dedupe in (True, ["near"]):
+        reason = (
+            satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?", dedupe=dedupe)
+            .manifest[1]
+            .reason
+        )
+        assert reason == "duplicate: near-duplicate (similarity 0.999) of a, which ranks higher"
+    copy = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": a.upper()}], "q?", dedupe=["near"])
+    assert copy.manifest[1].reason == "duplicate: exact copy of a, which ranks higher"
 
 
 def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
