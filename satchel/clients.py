@@ -25,6 +25,7 @@ from __future__ import annotations
 import email.utils
 import importlib.util
 import json
+import math
 import os
 import random
 import re
@@ -150,7 +151,9 @@ def _server_error(response: Any) -> tuple[str, str | None]:
 
 
 def _retry_after(response: Any) -> float | None:
-    """Seconds the server asked us to wait (``Retry-After`` as seconds or an HTTP date)."""
+    """Seconds the server asked us to wait (``Retry-After`` as seconds or an HTTP date);
+    None when it did not say, or said nothing usable (a time past, "nan"): then the
+    backoff decides. It may be more than _MAX_RETRY_AFTER_S (see OpenAIClient.complete)."""
     value = response.headers.get("retry-after")
     if not value:
         return None
@@ -159,9 +162,9 @@ def _retry_after(response: Any) -> float | None:
     except ValueError:
         try:
             seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
-    return min(max(seconds, 0.0), _MAX_RETRY_AFTER_S)
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 class OpenAIClient:
@@ -193,8 +196,18 @@ class OpenAIClient:
                 f"base_url={base_url!r} must be an http(s) URL such as {OPENAI_BASE_URL!r} or "
                 "'http://127.0.0.1:8000/v1'"
             )
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConfigError(f"timeout={timeout!r} must be a positive number of seconds")
+        for name, value, least in (
+            ("timeout", timeout, "positive"),
+            ("backoff_s", backoff_s, "non-negative"),
+        ):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+                or (value == 0 and least == "positive")
+            ):
+                raise ConfigError(f"{name}={value!r} must be a {least} number of seconds")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigError(f"max_retries={max_retries!r} must be a whole number >= 0")
         httpx = _import_httpx()
@@ -206,7 +219,13 @@ class OpenAIClient:
         self.backoff_s = backoff_s
         self._sleep = sleep
         self._httpx = httpx
-        api_key = os.environ.get(api_key_env) if api_key_env else None
+        api_key = (os.environ.get(api_key_env) or "").strip() if api_key_env else ""
+        if api_key and not (api_key.isascii() and api_key.isprintable() and " " not in api_key):
+            # (it would fail in the header, as a connection error retried with a wrong fix)
+            raise ConfigError(
+                f"the API key in {api_key_env} holds a space, a control or a non-ASCII character, "
+                "which no key has: set it to the key alone"
+            )
         self._has_key = bool(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(timeout=self.timeout, headers=headers, transport=transport)
@@ -241,21 +260,39 @@ class OpenAIClient:
         attempt = 0
         while True:
             try:
-                response = self._http.post(self.url, json=body)
-            except httpx.TransportError as exc:
+                response = self._post(body)
+            except (httpx.TransportError, _Overdue) as exc:
                 # Connection refused, reset or timed out: transient as often as not.
-                if attempt < self.max_retries:
+                if attempt < self.max_retries and not isinstance(exc, httpx.LocalProtocolError):
                     self._wait(attempt, None)
                     attempt += 1
                     continue
                 raise ModelError(self._transport_message(exc, attempt + 1)) from exc
+            except httpx.HTTPError as exc:  # (a body it cannot decode, too many redirects)
+                raise ModelError(f"POST {self.url} failed ({type(exc).__name__}: {exc})") from exc
             if _retryable(response.status_code) and attempt < self.max_retries:
-                self._wait(attempt, _retry_after(response))
+                wait = _retry_after(response)
+                if wait is not None and wait > _MAX_RETRY_AFTER_S or _no_quota(response):
+                    raise ModelError(self._status_message(response, attempt + 1, wait))
+                self._wait(attempt, wait)
                 attempt += 1
                 continue
             if response.status_code >= 400:
-                raise ModelError(self._status_message(response, attempt + 1))
+                raise ModelError(self._status_message(response, attempt + 1, _retry_after(response)))
             return self._answer(response, time.perf_counter() - started)
+
+    def _post(self, body: dict[str, Any]) -> _Reply:
+        """POST ``body``; the response, read whole within ``timeout`` seconds in all (httpx's
+        timeout bounds each read, so a server sending a byte every few seconds never timed
+        out)."""
+        deadline = time.monotonic() + self.timeout
+        with self._http.stream("POST", self.url, json=body) as response:
+            content = bytearray()
+            for part in response.iter_bytes():
+                content += part
+                if time.monotonic() > deadline:
+                    raise _Overdue(f"the answer took more than {self.timeout:g} s in all")
+            return _Reply(response.status_code, response.headers, bytes(content), response.encoding)
 
     # -- helpers ----------------------------------------------------------------
 
@@ -267,18 +304,30 @@ class OpenAIClient:
             self._sleep(self.backoff_s * 2**attempt * (0.5 + random.random() / 2))
 
     def _transport_message(self, exc: Exception, attempts: int) -> str:
-        what = "timed out" if isinstance(exc, self._httpx.TimeoutException) else f"failed ({exc})"
+        timed_out = isinstance(exc, (self._httpx.TimeoutException, _Overdue))
+        what = "timed out" if timed_out else f"failed ({exc})"
         fix = (
             f"raise timeout= (now {self.timeout:g} s) or ask for fewer max_tokens"
-            if isinstance(exc, self._httpx.TimeoutException)
+            if timed_out
             else "check that the server is running and that base_url is right"
         )
         return f"POST {self.url} {what} after {attempts} attempt(s); {fix}"
 
-    def _status_message(self, response: Any, attempts: int) -> str:
+    def _status_message(self, response: Any, attempts: int, wait: float | None = None) -> str:
         status = response.status_code
         message, code = _server_error(response)
         said = f"the server said: {message}" if message else "the server gave no reason"
+        if _no_quota(response):
+            return (
+                f"{self.base_url} refused the request for lack of quota (HTTP {status}): check the "
+                f"plan and billing of the key in {self.api_key_env}; retrying will not help; {said}"
+            )
+        if _retryable(status) and wait is not None and wait > _MAX_RETRY_AFTER_S:
+            return (
+                f"{self.base_url} asked to wait {wait:.0f} s before retrying (HTTP {status}, "
+                f"Retry-After): more than the {_MAX_RETRY_AFTER_S:.0f} s Satchel waits; try again "
+                f"then; {said}"
+            )
         if status in (401, 403):
             if not self._has_key:
                 return (
@@ -318,22 +367,66 @@ class OpenAIClient:
         try:
             data = response.json()
             choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
+            text = _content_text(choice["message"].get("content"))
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ModelError(
                 f"{self.url} answered HTTP {response.status_code} but not with a chat completion "
                 f"({type(exc).__name__}: {exc}); check that base_url points at an OpenAI-compatible "
                 f"server; body starts {response.text[:200]!r}"
             ) from None
-        usage = data.get("usage") or {}
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        finish = choice.get("finish_reason")
         return Answer(
             text=text,
             model=str(data.get("model") or self.model),
             prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
             completion_tokens=_int_or_none(usage.get("completion_tokens")),
             latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=None if finish is None else str(finish),
         )
+
+
+class _Overdue(Exception):
+    """A response that did not arrive whole within the client's timeout."""
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A server's response, read whole."""
+
+    status_code: int
+    headers: Mapping[str, str]  # (httpx's: names in any case)
+    content: bytes
+    encoding: str | None
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.encoding or "utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)  # (a ValueError when it is no JSON)
+
+
+def _no_quota(response: Any) -> bool:
+    """Whether a 429 says the key has no quota left (OpenAI's ``insufficient_quota``): no
+    retry helps that."""
+    return response.status_code == 429 and _server_error(response)[1] == "insufficient_quota"
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as text: a string, or the text of its parts (the list form some
+    servers answer with); a TypeError for anything else (see OpenAIClient._answer)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+        texts = [p for p in parts if isinstance(p, str)]
+        if len(texts) == len(parts):
+            return "".join(texts)
+    raise TypeError(f"message content is {type(content).__name__} {content!r:.60}, not text")
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -603,5 +696,6 @@ def parse_spec(spec: Any) -> tuple[str, str | None]:
     if kind == "local" and not sep:
         return kind, None
     if kind in ("local", "openai") and rest.strip():
-        return kind, rest.strip()
+        # (a shell leaves "~" after "local:" as it is)
+        return kind, os.path.expanduser(rest.strip()) if kind == "local" else rest.strip()
     raise ConfigError(f"model spec {spec!r} is not one Satchel knows; use {forms}")

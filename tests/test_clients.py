@@ -7,8 +7,10 @@ here the server's answers are scripted so every branch is reached quickly.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -275,6 +277,10 @@ def test_request_checks(make):
         ({"model": "m", "base_url": "localhost:8000"}, "base_url='localhost:8000' must be an http"),
         ({"model": "m", "timeout": 0}, "timeout=0"),
         ({"model": "m", "max_retries": -1}, "max_retries=-1"),
+        ({"model": "m", "timeout": float("nan")}, "timeout=nan must be a positive number"),
+        ({"model": "m", "timeout": float("inf")}, "timeout=inf"),
+        ({"model": "m", "backoff_s": -1}, "backoff_s=-1 must be a non-negative number"),
+        ({"model": "m", "backoff_s": "x"}, "backoff_s='x'"),
     ],
 )
 def test_constructor_checks(options, match):
@@ -326,6 +332,8 @@ def test_a_missing_gguf_file_is_named(tmp_path):
     missing = tmp_path / "nope.gguf"
     with pytest.raises(satchel.ModelError, match=f"GGUF model file '{missing}' does not exist"):
         client_from_spec(f"local:{missing}")
+    # "~" after "local:" is the user's home (no shell expands it there)
+    assert satchel.clients.parse_spec("local:~/m.gguf") == ("local", os.path.expanduser("~/m.gguf"))
 
 
 def test_missing_httpx_gives_the_install_hint(monkeypatch):
@@ -361,3 +369,72 @@ def test_importing_satchel_loads_neither_client_backend():
     # nor does the clients module itself: a backend loads when its client is built
     code = "import satchel.clients, sys; assert 'llama_cpp' not in sys.modules and 'httpx' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- what a server may send that is not quite a completion, and when retrying cannot help --
+
+
+def test_content_parts_usage_and_finish_reason_of_other_shapes(make):
+    body = completion()
+    body["choices"][0]["message"]["content"] = [  # type: ignore[index]
+        {"type": "text", "text": "1937 "},
+        {"type": "text", "text": "[S1]"},
+    ]
+    body["choices"][0]["finish_reason"] = 1  # type: ignore[index]
+    body["usage"] = [1, 2]
+    answer = make(Script(httpx.Response(200, json=body))).complete(MESSAGES)
+    assert (answer.text, answer.finish_reason, answer.prompt_tokens) == ("1937 [S1]", "1", None)
+    body["choices"][0]["message"]["content"] = 1937  # type: ignore[index]
+    with pytest.raises(satchel.ModelError, match="not with a chat completion .*content is int 1937"):
+        make(Script(httpx.Response(200, json=body))).complete(MESSAGES)
+
+
+@pytest.mark.parametrize("header", ["nan", "-1", "Wed, 21 Oct 2015 07:28:00 GMT"])
+def test_a_retry_after_that_says_nothing_usable_leaves_the_wait_to_the_backoff(make, header):
+    script = Script(
+        httpx.Response(429, headers={"Retry-After": header}, json=error("slow down")),
+        httpx.Response(200, json=completion()),
+    )
+    make(script, backoff_s=1.0).complete(MESSAGES)
+    assert len(make.sleeps) == 1 and 0.5 <= make.sleeps[0] <= 1.0
+
+
+def test_what_no_retry_can_help_fails_at_once(make):
+    script = Script(httpx.Response(429, headers={"Retry-After": "3600"}, json=error("later")))
+    with pytest.raises(satchel.ModelError, match=r"asked to wait 3600 s before retrying .*try again then"):
+        make(script).complete(MESSAGES)
+    script = Script(httpx.Response(429, json=error("You exceeded your current quota", "insufficient_quota")))
+    with pytest.raises(satchel.ModelError, match="lack of quota .*check the plan and billing"):
+        make(script).complete(MESSAGES)
+    script = Script(httpx.LocalProtocolError("Illegal header value"))
+    with pytest.raises(satchel.ModelError, match="after 1 attempt"):
+        make(script).complete(MESSAGES)
+    assert make.sleeps == []
+
+
+def test_a_body_that_cannot_be_decoded_is_a_model_error(make):
+    bad = httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=iter([b"not gzip at all"]))
+    with pytest.raises(satchel.ModelError, match="DecodingError"):
+        make(Script(bad)).complete(MESSAGES)
+
+
+def test_the_timeout_bounds_the_whole_answer(make):
+    # A server (or proxy) that sends a byte now and then never trips a per-read timeout.
+    def drip():
+        for _ in range(60):
+            time.sleep(0.05)
+            yield b" "
+
+    script = Script(httpx.Response(200, content=drip()))
+    with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout="):
+        make(script, max_retries=0, timeout=0.3).complete(MESSAGES)
+
+
+def test_the_api_key_is_read_without_the_line_break_a_dotenv_file_leaves(make, monkeypatch):
+    monkeypatch.setenv("TEST_MODEL_KEY", "sk-test\r\n")
+    script = Script(httpx.Response(200, json=completion()))
+    make(script).complete(MESSAGES)
+    assert script.requests[0].headers["authorization"] == "Bearer sk-test"
+    monkeypatch.setenv("TEST_MODEL_KEY", "sk-tést")
+    with pytest.raises(satchel.ConfigError, match="the API key in TEST_MODEL_KEY holds"):
+        make(Script())

@@ -171,8 +171,9 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
-        if isinstance(client, LocalClient):
-            client.close()
+        close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
+        if callable(close):
+            close()
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
     written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
     for s in result.summaries:
