@@ -195,12 +195,32 @@ def _ids(target: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def gold_position(result: PackResult, gold: Iterable[str]) -> int | None:
-    """1-based position of the first source holding a gold chunk (merged sources count all ids)."""
-    wanted = set(gold)
+    """1-based position of the first source holding a gold chunk (merged sources count all ids),
+    or its text: a gold chunk dropped as a copy of a sent one, or as already sent there
+    (see :func:`gold_stand_ins`)."""
+    wanted = gold_stand_ins(result, gold)
     for n, target in enumerate(result.labels.values(), start=1):
         if wanted.intersection(_ids(target)):
             return n
     return None
+
+
+def gold_stand_ins(result: PackResult, gold: Iterable[str]) -> set[str]:
+    """The gold ids, and the ids of the chunks whose sources carry a dropped gold chunk's
+    text instead (it was an exact or near copy of one, or every sentence of it was already
+    sent there: ``duplicate_of``, followed through copies of copies)."""
+    by_id = {e.id: e for e in result.manifest}
+    out: set[str] = set()
+    for gid in gold:
+        seen = set()
+        while gid not in seen:
+            seen.add(gid)
+            out.add(gid)
+            entry = by_id.get(gid)
+            if entry is None or entry.kept or entry.duplicate_of is None:
+                break
+            gid = entry.duplicate_of
+    return out
 
 
 # -- results ------------------------------------------------------------------------
@@ -596,7 +616,7 @@ def ablate_query(
                 answer=text,
                 correct=answer_correct(text, query.answers),
                 cited_ids=tuple(citations.cited_ids),
-                cited_gold=bool(set(citations.cited_ids) & set(query.gold)),
+                cited_gold=bool(set(citations.cited_ids) & gold_stand_ins(result, query.gold)),
                 unknown_labels=tuple(citations.unknown_labels),
                 latency_s=float(getattr(answer, "latency_s", 0.0) or 0.0),
                 model_prompt_tokens=getattr(answer, "prompt_tokens", None),

@@ -161,6 +161,24 @@ def test_gold_position_counts_merged_sources():
     assert gold_position(result, ["nope"]) is None
 
 
+def test_a_gold_chunk_sent_as_its_copy_counts_as_present_and_cited():
+    # Dropped as an exact copy of a higher-ranked chunk, its text is in the prompt: the
+    # evidence is there, and an answer citing the copy cites it.
+    text = "The Golden Bridge was opened in 1937 after four years of work."
+    q = {
+        "question": "When did the Golden Bridge open?",
+        "answers": ["1937"],
+        "gold": ["gold"],
+        "candidates": [
+            {"id": "other", "text": "Ferries crossed the strait before the bridge.", "score": 0.95},
+            {"id": "copy", "text": text, "score": 0.9},
+            {"id": "gold", "text": text, "score": 0.8},
+        ],
+    }
+    run = {r.variant: r for r in ablate_query(q, FakeClient(read="last"), permutations=0).runs}["full"]
+    assert (run.gold_position, run.evidence_present, run.cited_gold) == (2, True, True)
+
+
 # -- variants -----------------------------------------------------------------------
 
 
