@@ -528,6 +528,18 @@ def _uncompressed(options: Mapping[str, Any]) -> dict[str, Any]:
     return {**options, **_COMPRESSION_OFF, "role_caps": None, "source_budget": None}
 
 
+def _stripped(ranked: Sequence[Chunk], options: Mapping[str, Any]) -> dict[str, Chunk] | None:
+    """Each candidate as ``strip_boilerplate`` over all of ``ranked`` leaves it (one that was
+    all boilerplate is not there); None when the options do not strip."""
+    if not options.get("strip_boilerplate"):
+        return None
+    from ._dedupe import SentenceCache
+
+    packer = Packer(**options)
+    left, _ = packer._strip_boilerplate(ranked, packer._find_duplicates(ranked, SentenceCache()))
+    return {c.id: c for c in left}
+
+
 def _variant_options(
     options: Mapping[str, Any], permutations: int, seed: int, index: int
 ) -> dict[str, dict[str, Any]]:
@@ -586,11 +598,15 @@ def ablate_query(
     answered: dict[str, tuple[str, Any]] = {}  # prompt hash -> (variant, answer)
     runs = []
     kept_by_full: set[str] = set()
+    # Variants that pack a few of the candidates get them as stripping boilerplate over all
+    # of them left them: over a few, a footer no longer recurs in enough documents to go.
+    stripped = _stripped(ranked, pack_options)
     for variant, opts in options.items():
-        if variant == "top1":
-            candidates = ranked[:1]
-        elif variant == "uncompressed":
-            candidates = [c for c in query.candidates if c.id in kept_by_full]
+        if variant in ("top1", "uncompressed"):
+            few = ranked[:1] if variant == "top1" else [c for c in ranked if c.id in kept_by_full]
+            candidates = [stripped[c.id] for c in few if c.id in stripped] if stripped is not None else few
+            if stripped is not None:
+                opts = {**opts, "strip_boilerplate": False}
         else:
             candidates = list(query.candidates)
         result = Packer(**opts).pack(candidates, query.question, system=system_text)

@@ -223,6 +223,29 @@ def test_uncompressed_equals_full_without_compression():
     assert len(client.calls) == 3  # full, top1, reversed
 
 
+def test_variants_that_pack_a_few_candidates_strip_boilerplate_as_full_does():
+    # A footer in five documents goes when all five are packed; packed alone (top1) or as
+    # the two full kept (uncompressed), it recurred too rarely to go: one more decision changed.
+    footer = "Copyright 2024 Example Corporation, all rights reserved worldwide."
+    q = {
+        "question": "Where is the tower?",
+        "answers": ["Paris"],
+        "gold": ["d0"],
+        "candidates": [
+            {
+                "id": f"d{i}",
+                "text": f"Fact {i}: the tower stands in city number {i}.\n{footer}",
+                "score": 1 - i / 10,
+            }
+            for i in range(5)
+        ],
+    }
+    row = ablate_query(q, FakeClient(), permutations=0, model="gpt-4o", strip_boilerplate=True, max_sources=2)
+    assert row.run("uncompressed").prompt_sha256 == row.run("full").prompt_sha256
+    assert row.run("uncompressed").reused_from == "full"
+    assert "Copyright" not in row.run("top1").answer and row.run("top1").sources == (("d0",),)
+
+
 def compressible(qid: str = "c") -> dict:
     """A distractor first, then a long gold chunk that fits only when compressed."""
     filler = " ".join(f"Sentence {i} is filler about iron beams and paint colours." for i in range(12))
