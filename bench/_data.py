@@ -15,7 +15,7 @@ Public API
 - :func:`best_time` -- the best of several timed runs, on a clock of your choice.
 - :class:`BM25` -- a small Okapi BM25 index (``add``, ``freeze``, ``score``, ``top``).
 - :func:`tokenize` -- the scorer's word tokenizer (lowercase ``\\w+``, stop words removed).
-- :func:`normalize_answer`, :func:`answer_in` -- SQuAD/NQ-style answer matching.
+- :func:`normalize_answer`, :func:`answer_in` -- SQuAD/NQ-style answer matching (satchel.ablate's).
 - :func:`windows` -- overlapping word windows of a text with exact character offsets.
 - :class:`NQIndex`, :func:`nq_index` -- the distractor pool over all of nq-open-oracle.
 - :func:`build_candidates` -- one question's candidate list: gold windows plus distractors.
@@ -31,11 +31,14 @@ import re
 import shlex
 import sys
 import time
-import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from satchel import ablate as _ablate  # noqa: E402
 
 __all__ = [
     "BM25",
@@ -141,35 +144,11 @@ def load_timeqa(path: Path | None = None) -> list[dict[str, Any]]:
 
 # --- answers -------------------------------------------------------------------
 
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD/NQ normalisation: lowercase, no punctuation, no articles, single spaces.
-
-    One deviation from SQuAD's ``normalize_answer``: punctuation (any Unicode
-    ``P*`` category, not only ASCII) becomes a space instead of vanishing, so
-    "twice—in" stays two words. Both sides of a match get the same treatment.
-    """
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def answer_in(text: str, answers: Iterable[str]) -> bool:
-    """True if any accepted answer occurs in ``text`` after :func:`normalize_answer`.
-
-    The match is on whole words (``"1901"`` does not match inside ``"19012"``), as
-    in the lost-in-the-middle evaluation's normalised substring match, but
-    word-aligned. Answers that normalise to nothing never match.
-    """
-    hay = f" {normalize_answer(text)} "
-    for answer in answers:
-        needle = normalize_answer(answer)
-        if needle and f" {needle} " in hay:
-            return True
-    return False
+# One scorer for the benchmarks and the ablation harness: satchel.ablate's (punctuation and
+# symbols read as spaces, so "twice—in" stays two words; a decimal point kept; whole words,
+# or anywhere in a script written without spaces).
+normalize_answer = _ablate.normalize_answer
+answer_in = _ablate.answer_correct
 
 
 # --- lexical scorer ------------------------------------------------------------

@@ -176,18 +176,37 @@ def load_queries(path: str | os.PathLike[str], limit: int | None = None) -> list
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
 
+#: a thousands separator ("1,000") and a decimal point ("3.5") between digits
+_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_DIGIT_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+_POINT = "\x00"  # (stands for a decimal point while punctuation goes)
+
+
 def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lowercase, punctuation removed, articles removed, whitespace folded."""
+    """SQuAD-style normalisation: lower case, articles removed, whitespace folded; punctuation
+    and symbols become spaces (so "twice—in" stays two words, and "$5" holds the word "5"),
+    but a decimal point stays ("3.5" is no "35") and a thousands comma goes ("1,000" is
+    "1000"). Both sides of a match get the same treatment."""
     text = unicodedata.normalize("NFKC", text).lower()
-    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
-    text = _ARTICLES.sub(" ", text)
+    text = _DIGIT_POINT.sub(_POINT, _DIGIT_COMMA.sub("", text))
+    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+    text = _ARTICLES.sub(" ", text.replace(_POINT, "."))
     return " ".join(text.split())
 
 
 def answer_correct(text: str, answers: Iterable[str]) -> bool:
-    """True if any accepted answer, normalised, occurs in the normalised ``text`` on word boundaries."""
+    """True if any accepted answer, normalised, occurs in the normalised ``text``: on word
+    boundaries ("1901" is not in "19012"), or anywhere for an answer in a script written
+    without spaces ("東京" in "東京です"). An answer that normalises to nothing never matches."""
     hay = f" {normalize_answer(text)} "
-    return any(needle and f" {needle} " in hay for needle in map(normalize_answer, answers))
+    for needle in map(normalize_answer, answers):
+        if needle and (f" {needle} " in hay or (_UNSPACED.search(needle) and needle in hay)):
+            return True
+    return False
+
+
+#: scripts written without spaces between words: Han, kana, Thai, Lao, Khmer, Myanmar
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def _ids(target: str | Sequence[str]) -> tuple[str, ...]:

@@ -128,9 +128,10 @@ def test_missing_or_empty_file(tmp_path):
 # -- scoring ------------------------------------------------------------------------
 
 
-def test_normalize_answer_is_squad_style():
-    assert normalize_answer("The  Eiffel-Tower, in PARIS!") == "eiffeltower in paris"
+def test_normalize_answer_is_squad_style_with_punctuation_as_spaces():
+    assert normalize_answer("The  Eiffel-Tower, in PARIS!") == "eiffel tower in paris"
     assert normalize_answer("An apple a day") == "apple day"
+    assert normalize_answer("3.5 kg, 1,000 people; $5 and 5%") == "3.5 kg 1000 people 5 and 5"
 
 
 @pytest.mark.parametrize(
@@ -142,6 +143,15 @@ def test_normalize_answer_is_squad_style():
         ("In 19012.", ["1901"], False),
         ("It is in Lyon.", ["Paris", "the city of Paris"], False),
         ("the", ["The"], False),
+        # a decimal point is no thousands comma; a symbol no part of a number's word
+        ("The answer is 3.5", ["35"], False),
+        ("35 kg", ["3.5"], False),
+        ("1,000 people came", ["1000"], True),
+        ("Answer: $5", ["5"], True),
+        ("It is the Eiffel Tower.", ["Eiffel-Tower"], True),
+        # scripts written without spaces match anywhere
+        ("東京です [S1]", ["東京"], True),
+        ("大阪です", ["東京"], False),
     ],
 )
 def test_answer_correct(text, answers, expected):
