@@ -995,8 +995,9 @@ def render_report(
         for v in result.variants:
             run = q.run(v)
             marks.append("+" if run.correct else ("." if run.evidence_present else "-"))
-        question = q.question.replace("|", "\\|")
-        lines.append(f"| {q.index + 1} | {question[:70]} | " + " | ".join(marks) + " |")
+        # (one line, cut at 70 characters, "|" escaped: a table cell)
+        question = " ".join(q.question.split())[:70].replace("|", "\\|")
+        lines.append(f"| {q.index + 1} | {question} | " + " | ".join(marks) + " |")
     lines.append("")
     return "\n".join(lines)
 

@@ -444,6 +444,13 @@ def test_report_prints_the_ladder_with_numbers(small_result):
     assert "## Accuracy by the gold source's position" in report
 
 
+def test_the_per_query_table_keeps_each_question_on_its_row():
+    q = query(qid="m")
+    q["question"] = "Where is\nthe | tower?"
+    report = render_report(run_ablation([q], FakeClient(), permutations=0, model="gpt-4o"))
+    assert "| 1 | Where is the \\| tower? | " in report and "\nthe" not in report
+
+
 def test_pngs_written(tmp_path, small_result):
     written = write_outputs(small_result, tmp_path)
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
