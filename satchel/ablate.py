@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._chunk import Chunk, as_chunks
-from ._errors import ConfigError, InputError
+from ._errors import ConfigError, InputError, ModelError
 from ._manifest import PackResult, prompt_hash
 from ._order import OrderFn, apply_order
 from ._pack import Packer, rank_candidates
@@ -54,6 +54,7 @@ __all__ = [
     "PLOTS_HINT",
     "VARIANTS",
     "AblationResult",
+    "PartialAblation",
     "Query",
     "QueryAblation",
     "Rung",
@@ -62,6 +63,7 @@ __all__ = [
     "ablate_query",
     "answer_correct",
     "gold_position",
+    "gold_stand_ins",
     "ladder",
     "load_queries",
     "normalize_answer",
@@ -703,36 +705,55 @@ def run_ablation(
         pack_options["reserve_answer"] = max_tokens
     # Check the configuration once, before the first model call, with a clear error.
     config = Packer(**pack_options).config()
+    config = {**config, "system": ABLATION_SYSTEM if system is None else system, "max_tokens": max_tokens}
     started = clock()
-    rows = tuple(
-        ablate_query(
-            q,
-            client,
+    rows: list[QueryAblation] = []
+
+    def result() -> AblationResult:
+        # (d) differs from (a) exactly when some prompt differs; otherwise compression never acted.
+        compressed = any(q.run("uncompressed").prompt_sha256 != q.run("full").prompt_sha256 for q in rows)
+        return AblationResult(
+            queries=tuple(rows),
+            variants=tuple(r.variant for r in rows[0].runs),
             permutations=permutations,
             seed=seed,
-            index=i,
-            system=system,
-            max_tokens=max_tokens,
-            on_call=on_call,
-            **pack_options,
+            config=config,
+            model=getattr(client, "name", None) or getattr(client, "model", None),
+            compression_active=compressed,
+            elapsed_s=clock() - started,
         )
-        for i, q in enumerate(queries)
-    )
+
+    for i, q in enumerate(queries):
+        try:
+            rows.append(
+                ablate_query(
+                    q,
+                    client,
+                    permutations=permutations,
+                    seed=seed,
+                    index=i,
+                    system=system,
+                    max_tokens=max_tokens,
+                    on_call=on_call,
+                    **pack_options,
+                )
+            )
+        except ModelError as exc:
+            if not rows:
+                raise
+            # (the queries answered so far are not lost: the caller may write them)
+            raise PartialAblation(f"query {i + 1}: {exc}", result()) from exc
     if not rows:
         raise InputError("the query set is empty; give at least one query")
-    # (d) differs from (a) exactly when some prompt differs; otherwise compression never acted.
-    compressed = any(q.run("uncompressed").prompt_sha256 != q.run("full").prompt_sha256 for q in rows)
-    config = {**config, "system": ABLATION_SYSTEM if system is None else system, "max_tokens": max_tokens}
-    return AblationResult(
-        queries=rows,
-        variants=tuple(r.variant for r in rows[0].runs),
-        permutations=permutations,
-        seed=seed,
-        config=config,
-        model=getattr(client, "name", None) or getattr(client, "model", None),
-        compression_active=compressed,
-        elapsed_s=clock() - started,
-    )
+    return result()
+
+
+class PartialAblation(ModelError):
+    """The model failed on a query after others were answered; ``result`` holds those."""
+
+    def __init__(self, message: str, result: AblationResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 # -- the ladder -----------------------------------------------------------------------

@@ -517,6 +517,25 @@ def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
     assert len(list(out.glob("*.png"))) == 2  # matplotlib is in the test extra
 
 
+def test_queries_answered_before_the_model_fails_are_written(tmp_path, monkeypatch, capsys):
+    # (one failure at query 90 of 100 lost the whole run)
+    class Failing(FakeClient):
+        def complete(self, messages, **kwargs):
+            if len(self.calls) >= 5:
+                raise satchel.ModelError("the server kept failing (HTTP 503)")
+            return super().complete(messages, **kwargs)
+
+    monkeypatch.setattr("satchel.clients.client_from_spec", lambda spec, base_url=None, **o: Failing())
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)])
+    out = tmp_path / "out"
+    code = main(["ablate", str(path), "--model", "openai:x", "--out", str(out), "--permutations", "0"])
+    err = capsys.readouterr().err
+    assert code != 0 and "query 2: the server kept failing (HTTP 503)" in err
+    assert f"the 1 queries answered before it are written to {out}" in err
+    assert json.loads((out / "results.json").read_text())["queries_total"] == 1
+
+
 def test_cli_takes_pack_options_from_json(tmp_path, fake_spec):
     path = tmp_path / "q.jsonl"
     write_jsonl(path, [compressible()])

@@ -128,7 +128,8 @@ def _check_out(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ablate import load_queries, run_ablation, write_outputs
+    from .._errors import ModelError
+    from ..ablate import PartialAblation, load_queries, run_ablation, write_outputs
     from ..clients import LocalClient, client_from_spec
 
     refuse_blank(args, "tokenizer", "pack_model")
@@ -158,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
             options["model"] = client.model
 
     progress = Progress(len(queries) * (4 + args.permutations))
+    argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
     try:
         result = run_ablation(
             queries,
@@ -169,12 +171,17 @@ def run(args: argparse.Namespace) -> int:
             on_call=progress.step,
             **options,
         )
+    except PartialAblation as exc:
+        # what was answered before the model failed is written, not lost
+        write_outputs(exc.result, args.out, command=shlex.join(argv) if argv else None)
+        raise ModelError(
+            f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
+        ) from exc
     finally:
         progress.close()
         close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
         if callable(close):
             close()
-    argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
     written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
     for s in result.summaries:
         print(
