@@ -882,6 +882,7 @@ class SentenceCache:
     """
 
     __slots__ = (
+        "_anaphora",
         "_grown",
         "_is_key",
         "_keys",
@@ -899,6 +900,7 @@ class SentenceCache:
         self._normal: dict[str, str] = {}
         #: the normalised sentences that count as repeats, and the test for one (run in C)
         self._keys: set[str] = set()
+        self._anaphora: set[str] = set()  # those of them that refer back (see refers_back)
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
@@ -1078,7 +1080,14 @@ class SentenceCache:
         words = self._words[key] = key.count(" ") + 1
         if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
             self._keys.add(key)
+            if key.partition(" ")[0].strip(_ANAPHORA_STRIP) in _ANAPHORA:
+                self._anaphora.add(key)
         return key
+
+    def refers_back(self, normal: str) -> bool:
+        """Whether a normalised sentence opens with a word that points at what came before
+        it ("That claim is false.", "It was built in 1901."): what it says depends on that."""
+        return normal in self._anaphora
 
     def word_count(self, normal: str) -> int:
         """How many words a normalised sentence of a text split here has."""
@@ -1248,6 +1257,25 @@ def _is_key(normal: str) -> bool:
     return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
 
 
+#: Words that, opening a sentence, point at what came before it: such a sentence sent
+#: after other text says something else there (see Ledger.fresh).
+_ANAPHORA = frozenset(
+    "this that these those it its it's they they're their theirs them he he's his him she she's her "
+    "hers such both former latter".split()
+)
+_ANAPHORA_STRIP = "\"'“”‘’([,;:"
+
+
+def _ends_alike(a: str, b: str) -> bool:
+    """Whether one sentence ends the other (the same, or one a piece of the other cut at its start)."""
+    return a.endswith(b) or b.endswith(a)
+
+
+def _starts_alike(a: str, b: str) -> bool:
+    """Whether one sentence starts the other (the same, or one a piece of the other cut at its end)."""
+    return a.startswith(b) or b.startswith(a)
+
+
 #: Characters a cut sentence must have (and by which sent sentences are indexed) for
 #: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
 _EDGE = 16
@@ -1272,6 +1300,9 @@ class Ledger:
     def __init__(self, sentences: SentenceCache | None = None) -> None:
         self._sent: dict[str, str] = {}
         self._cache = sentences if sentences is not None else SentenceCache()
+        # each sent sentence that refers back, and the ones before and after it where it was
+        # sent (None: it opened, or closed, its text); see _in_context
+        self._context: dict[str, tuple[str | None, str | None]] = {}
         # the sent sentences longer than _EDGE, by their last and first _EDGE characters (all
         # that share them, in the order sent: " said in a statement." ends many), indexed
         # when first asked (most packs' windows have offsets, and never ask)
@@ -1298,12 +1329,54 @@ class Ledger:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
             seen = [None if where in own else where for where in seen]
+        if not self._cache._anaphora.isdisjoint(split.normal):
+            self._in_context(split.normal, seen)
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), sum(1 for k in cut if seen[k]))
+
+    def _note_context(self, keys: Sequence[str]) -> None:
+        """Note, for each sentence of ``keys`` (a text's, in order) that refers back and is
+        sent for the first time, the sentences around it (see _in_context). (Found in C: a
+        merged text is recorded whole again with each window that joins it.)"""
+        new = self._cache._anaphora.intersection(keys).difference(self._sent)
+        if new:
+            before = dict(zip(keys[1:], keys, strict=False))  # each sentence's predecessor
+            after = dict(zip(keys, keys[1:], strict=False))  # and successor
+            for key in new:
+                self._context[key] = (None if key == keys[0] else before.get(key), after.get(key))
+
+    def _in_context(self, normal: list[str], seen: list[str | None]) -> None:
+        """Keep (set ``seen`` to None) each sentence already sent that refers back to what came
+        before it ("That claim is false.") when it follows another sentence here than where it
+        was sent, and the text does not go on there as here: it says something else. ("Smith
+        said the bridge was safe. That claim is false." stays whole after "Jones said the dam
+        was unsafe. That claim is false.") A passage shared on (the next sentence the same),
+        or an occurrence that opens its text (a window starts where it was cut), says the
+        same: it goes, as seed 001's example asks."""
+        is_key, context = self._cache._is_key, self._context
+        # (only the sentences sent that refer back are looked at: found in C)
+        refers_back = map(self._cache._anaphora.__contains__, normal)
+        for k in itertools.compress(range(len(normal)), map(operator.and_, map(bool, seen), refers_back)):
+            there = context.get(normal[k])
+            if there is None or there[0] is None:
+                continue
+            before = k - 1  # the sentences around it here that can be repeats
+            while before >= 0 and not is_key(normal[before]):
+                before -= 1
+            after = k + 1
+            while after < len(normal) and not is_key(normal[after]):
+                after += 1
+            # (a window cut inside the sentence around it holds a piece of it: the end of the
+            # one before, the start of the one after)
+            if before < 0 or _ends_alike(there[0], normal[before]):
+                continue
+            if after < len(normal) and there[1] is not None and _starts_alike(there[1], normal[after]):
+                continue
+            seen[k] = None
 
     def _cut_from_sent(self, text: str, split: Split) -> dict[int, str]:
         """Where the first and the last sentence of ``text`` (split as ``split``) were sent,
@@ -1363,11 +1436,20 @@ class Ledger:
                 return self._sent[sentence]
         return None
 
-    def record(self, text: str, source_id: str, keys: Sequence[str] | None = None) -> None:
-        """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``."""
+    def record(
+        self,
+        text: str,
+        source_id: str,
+        keys: Sequence[str] | None = None,
+        around: Sequence[str] | None = None,
+    ) -> None:
+        """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
+        ``around``: the keys of the text it was left of by :meth:`fresh`, whose order says
+        what stood around each sentence (see _in_context)."""
         if keys is None:
             keys = self._cache.split(text).keys
         sent = self._sent
+        self._note_context(keys if around is None else around)
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             # (kept in the text's order, so which of two sentences alike at their ends the
             # ledger indexes never depends on the order of a set)

@@ -749,3 +749,22 @@ def test_a_text_split_before_a_suffix_is_split_as_a_whole():
             assert cache.forget(text) == [text, part]
             assert cache.pieces(text) is cache.pieces(part) is cache.grown(text) is None
     assert reused > 400  # (the texts with enough of a suffix reuse its split)
+
+
+def test_a_sentence_that_refers_back_stays_after_other_text_than_where_it_was_sent():
+    # "That claim is false." after Jones's claim says nothing of Smith's: removed from the
+    # second document, it flipped what the source says. After the same sentence, or where
+    # either occurrence opens its text (seed 001's windows), it goes as any repeat.
+    dam = "Jones said the old dam on the river was unsafe. That claim is false."
+    bridge = "Smith said the new bridge over the highway was safe. That claim is false."
+    r = satchel.pack([{"id": "dam", "text": dam}, {"id": "bridge", "text": bridge}], "q?")
+    assert [s.text for s in r.sources] == [dam, bridge]
+    r = satchel.pack(
+        [{"id": "dam", "text": dam}, {"id": "again", "text": dam + " The river is wide here."}], "q?"
+    )
+    assert [s.text for s in r.sources] == [dam, "The river is wide here."]
+    first = "That claim is false. Everyone agreed on it later."
+    r = satchel.pack([{"id": "a", "text": first}, {"id": "b", "text": bridge}], "q?")
+    assert [s.text for s in r.sources] == [first, "Smith said the new bridge over the highway was safe."]
+    r = satchel.pack([{"id": "b", "text": bridge}, {"id": "a", "text": first}], "q?")
+    assert [s.text for s in r.sources] == [bridge, "Everyone agreed on it later."]
