@@ -282,6 +282,24 @@ def fit(
         info.update(strategy="abstractive", tokens_after=after, ratio=round(after / size, 3), protected=[])
         return Fit(out, f"compressed (abstractive, user compressor) {size} → {after} tokens", info)
     compressed = compress(text, question, limit, count, weights, adds_up)
+    beyond = None  # the tokens over its cap an item takes for its protected details
+    if compressed is None and over_cap and limit < room:
+        # The cap yields to what must not be cut, as it does for an item kept whole over it:
+        # the fewest tokens in the room that hold the protected details (a compression
+        # grows with its room; the answer sat in a gold chunk whose protected sentences fit
+        # the room but not the cap, and it was dropped).
+        # (below its whole size: what fits whole compresses to nothing shorter)
+        widest = min(room, size - 1)
+        if widest > limit and compress(text, question, widest, count, weights, adds_up) is not None:
+            low, high = limit + 1, widest
+            while low < high:
+                middle = (low + high) // 2
+                if compress(text, question, middle, count, weights, adds_up) is None:
+                    low = middle + 1
+                else:
+                    high = middle
+            compressed = compress(text, question, high, count, weights, adds_up)
+            beyond = high
     if compressed is None:
         protected = protected_spans(text, question)
         if over_cap and size <= room:
@@ -303,4 +321,6 @@ def fit(
         units_total=compressed.units_total,
     )
     why = f"over the {role} cap of {cap}" if over_cap else "would not fit whole"
+    if beyond is not None:
+        why += f"; its protected details need {after}"
     return Fit(compressed.text, f"compressed ({compressed.strategy}, {why}) {size} → {after} tokens", info)

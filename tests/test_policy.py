@@ -146,15 +146,32 @@ def test_a_neighbour_keeps_its_role_cap_when_it_would_join_a_source():
     assert [s.ids for s in r.sources] == [("d1", "d2")] and r.sources[0].text == doc
 
 
-def test_protected_details_that_alone_exceed_the_cap_keep_the_item_whole_or_drop_it():
-    text = " ".join(
-        [KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies.", *FILLER]
-    )
+def test_protected_details_that_alone_exceed_the_cap_are_sent_over_it_or_the_item_dropped():
+    # The cap yields to what must not be cut: the protected sentences are sent, in the fewest
+    # tokens the room allows (before, the item was sent whole when it fit the room, and
+    # dropped when it did not, though its protected sentences did).
+    protected = [KEY, "Plus is not sold in Sweden before 2027-01-01.", "Plus code PLUS-2026 applies."]
+    text = " ".join([*protected, *FILLER])
     chunks = [chunk("top", "Plus exists.", 0.9), chunk("x", text, 0.8)]
-    kept = satchel.pack(
-        chunks, "Where is Plus sold and what does Plus cost?", role_caps={"supporting": 20}, compress=True
+    question = "Where is Plus sold and what does Plus cost?"
+    kept = satchel.pack(chunks, question, role_caps={"supporting": 20}, compress=True)
+    assert kept.sources[1].text == " ".join(protected) + " …"
+    assert kept.entry("x").reason.startswith(
+        "admitted, compressed (extractive, over the supporting cap of 20; its protected details need "
     )
-    assert kept.sources[1].text == text
+    for room in (120, 100):  # (with the room the whole text took, and with less)
+        capped = satchel.pack(
+            chunks, question, role_caps={"supporting": 20}, compress=True, source_budget=room
+        )
+        assert capped.sources[1].text == kept.sources[1].text
+    tight = satchel.pack(chunks, question, role_caps={"supporting": 20}, compress=True, source_budget=60)
+    assert tight.entry("x").reason.startswith("cannot compress: protected details alone exceed")
+    # nothing of it can be cut: it is sent whole over its cap
+    whole = " ".join(protected)
+    kept = satchel.pack(
+        [chunks[0], chunk("x", whole, 0.8)], question, role_caps={"supporting": 20}, compress=True
+    )
+    assert kept.sources[1].text == whole
     assert kept.entry("x").reason.startswith("admitted, kept verbatim over the supporting cap of 20")
     tight = satchel.pack(
         chunks, "Where is Plus sold and what does Plus cost?", compress=True, source_budget=70
