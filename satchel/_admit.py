@@ -23,7 +23,7 @@ from ._dedupe import Fresh, Ledger, Place, SentenceCache, agree_where_overlappin
 from ._errors import BudgetError
 from ._represent import Compressor, fit
 
-__all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "drop_weakest"]
+__all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
 
 
 @dataclass(slots=True, eq=False)  # (compared by identity: admission finds them in long lists)
@@ -541,26 +541,3 @@ def _already_sent(fresh: Fresh, what: str) -> Decision:
         duplicate_of=where[0],
         sentences_removed=len(fresh.sent_in),
     )
-
-
-def drop_weakest(admission: Admission, over: int) -> None:
-    """The exact count of the assembled prompt came out ``over`` its limit: drop the weakest source.
-
-    Admission counts the parts of a prompt; only the whole is exact. When the
-    two disagree, the lowest-priority, worst-ranked non-CRITICAL source goes.
-    """
-    droppable = [d for d in admission.sources if all(m.priority != Priority.CRITICAL for m in d.members)]
-    if not droppable:
-        raise BudgetError(
-            f"the assembled prompt is {over} tokens over budget and holds only CRITICAL content; "
-            "raise the budget or lower a priority"
-        )
-    weakest = max(droppable, key=lambda d: (d.lead.priority, d.rank))
-    admission.sources.remove(weakest)
-    admission.used -= weakest.cost
-    for m in weakest.members:
-        admission.decisions[m.id] = Decision(
-            "dropped",
-            f"dropped after the exact count of the assembled prompt came out {over} token(s) over budget",
-            "verify",
-        )

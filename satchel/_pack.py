@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._admit import Admission, Decision, Draft, Policy, admit, drop_weakest
+from ._admit import Admission, Decision, Draft, Policy, admit
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
 from ._dedupe import DedupeReport, SentenceCache, find_duplicates, strip_boilerplate
@@ -394,6 +394,7 @@ class Packer:
         admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences, tags)
 
         # order, render, and verify the exact count of what will be sent
+        shortfall = 0
         while True:
             ordered = apply_order(self.order, sorted(admission.sources, key=lambda d: d.rank))
             messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
@@ -401,7 +402,14 @@ class Packer:
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
-            drop_weakest(admission, over)
+            # Counted apart, the parts came out below the whole (a tokenizer whose counts do
+            # not add up): admission runs again in a budget that much smaller, so what is left
+            # out is decided by priority, role and rank as ever, and no source keeps a gap
+            # where it left a sentence to one that went.
+            shortfall += over
+            admission = self._admit(
+                ranked, retrieval, found, roles, stripped, budget, question, sentences, tags, shortfall
+            )
 
         conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
         return PackResult(
@@ -544,6 +552,7 @@ class Packer:
         question: str,
         sentences: SentenceCache,
         tags: _Tags,
+        shortfall: int = 0,
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
@@ -571,7 +580,7 @@ class Packer:
         )
         admission = admit(
             ranked,
-            max(0, budget.sources - self._sources_element(question)),
+            max(0, budget.sources - self._sources_element(question) - shortfall),
             functools.partial(self._cost, sentences=sentences, tags=tags),
             functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={

@@ -759,3 +759,49 @@ def test_role_caps_choose_what_is_admitted_not_where_it_is_placed():
     for order, want in (("relevance", [1, 2, 3, 4, 5]), ("edges", [1, 3, 5, 4, 2])):
         r = satchel.pack(chunks, "q?", order=order, role_caps=caps)
         assert [s.ids[0] for s in r.sources] == [f"c{i}" for i in want], order
+
+
+def test_a_prompt_over_budget_by_a_tokenizer_whose_counts_do_not_add_up_is_admitted_again():
+    # Counted apart, the parts came out below the whole: the weakest source used to be
+    # dropped after the fact, whatever its role (the decisive one, here), and a source that
+    # had left a sentence to it kept the gap. Admitted again in a smaller budget, every
+    # sentence left out of a source is in the prompt, and the decisive item is sent.
+    alpha = "Alpha beta gamma delta epsilon."
+    chunks = [
+        {
+            "id": "c0",
+            "score": 1,
+            "text": "Zeta eta theta iota kappa lambda. Tau upsilon phi chi psi omega. Item 0 ends here now.",
+        },
+        {
+            "id": "c3",
+            "score": 0.7,
+            "role": "background",
+            "text": f"Zeta eta theta iota kappa lambda. {alpha} Item 3 ends here now.",
+        },
+        {
+            "id": "c4",
+            "score": 0.6,
+            "role": "decisive",
+            "text": f"{alpha} The warranty covers parts and labour for two full years. Item 4 ends here now.",
+        },
+    ]
+    caps = {"decisive": None, "supporting": None, "background": None}
+    texts = {c["id"]: c["text"] for c in chunks}
+    for budget in range(60, 130, 3):
+        r = satchel.pack(
+            chunks,
+            "What does the warranty cover?",
+            tokenizer=lambda t: len(t) // 4,
+            source_budget=budget,
+            role_caps=caps,
+        )
+        assert r.tokens.sources <= budget and not any(e.stage == "verify" for e in r.manifest)
+        for e in r.manifest:  # no kept chunk lost a sentence the prompt does not hold
+            if e.kept:
+                assert all(sentence in r.text for sentence in split_sentences_of(texts[e.id]))
+    assert (
+        satchel.pack(chunks, "q?", tokenizer=lambda t: len(t) // 4, source_budget=91, role_caps=caps)
+        .entry("c4")
+        .kept
+    )
