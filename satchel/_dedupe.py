@@ -86,8 +86,14 @@ _NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
 _POSTING_CAP = 64
 
 
+#: curly quotes and apostrophes, read as straight ones ("Nintendo’s" is "Nintendo's")
+_FOLD = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
+
+
 def normalise(text: str) -> str:
-    """Fold case and whitespace: the key for exact duplicates and repeated sentences."""
+    """Fold case, whitespace and curly quotes: the key for exact duplicates and repeated sentences."""
+    if not text.isascii():  # (a flag in CPython: most English text never gets here)
+        text = text.translate(_FOLD)
     # Most sentences hold only single spaces between words: lower case is all there is
     # to do. (isprintable is False for every whitespace character but the space.)
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":

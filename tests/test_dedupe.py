@@ -603,7 +603,16 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
     # decides, merged with the blank lines; both must find the same sentences.
     import re
 
-    from satchel._dedupe import _BLANK_LINE, _RUN, _STARTS, SentenceCache, _period_ends, _plain, normalise
+    from satchel._dedupe import (
+        _BLANK_LINE,
+        _FOLD,
+        _RUN,
+        _STARTS,
+        SentenceCache,
+        _period_ends,
+        _plain,
+        normalise,
+    )
 
     # ends the regex decides: "!", "?" or "…", or a period after seven characters with
     # no whitespace, period or opening quote or bracket; and periods _period_ends decides
@@ -637,7 +646,8 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         cache = SentenceCache()
         split = cache.split(text)
         assert split_sentences(text) == two_scans(text) == split.spans, repr(text)
-        assert split.normal == [" ".join(text[a:b].lower().split()) for a, b in split.spans]
+        folded = text.translate(_FOLD)  # (curly quotes read as straight ones)
+        assert split.normal == [" ".join(folded[a:b].lower().split()) for a, b in split.spans]
         assert cache.words(split) == len(text.split())
         assert cache.plain_words(split) == _plain(normalise(text))
         cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
@@ -749,6 +759,16 @@ def test_a_text_split_before_a_suffix_is_split_as_a_whole():
             assert cache.forget(text) == [text, part]
             assert cache.pieces(text) is cache.pieces(part) is cache.grown(text) is None
     assert reused > 400  # (the texts with enough of a suffix reuse its split)
+
+
+def test_curly_and_straight_quotes_are_the_same_text():
+    # ("Nintendo’s" against "Nintendo's" was sent twice and marked conflicting)
+    a = "The console sold well in Japan. Nintendo's profits rose sharply that year. Analysts said “wow”."
+    b = a.replace("'", "’").replace("“", '"').replace("”", '"')
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+    assert r.entry("b").reason == "duplicate: exact copy of a, which ranks higher"
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b + " A new line follows."}], "q?")
+    assert [s.text for s in r.sources] == [a, "A new line follows."] and not r.entry("b").conflicts_with
 
 
 def test_a_sentence_that_refers_back_stays_after_other_text_than_where_it_was_sent():
