@@ -632,8 +632,10 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 _RUN = r"""[.!?…]*["'”’)\]]*"""
 #: what may open a sentence before its first word
 _OPENERS = "\"'“‘(["
-#: what may start the next sentence (after the whitespace)
-_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#])"""
+#: what may start the next sentence (after the whitespace): a digit, a currency sign, or a
+#: capital of the Latin, Greek or Cyrillic alphabets ("Über", "Ça", "Łódź", "Это"; Latin
+#: Extended-A is taken whole, its capitals and small letters alternate)
+_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я])"""
 #: a blank line, and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
