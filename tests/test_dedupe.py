@@ -11,6 +11,7 @@ import pytest
 import satchel
 from bench import _data
 from satchel._dedupe import (
+    DedupeReport,
     Ledger,
     _masked_words,
     difference,
@@ -464,6 +465,25 @@ def test_a_near_duplicate_is_never_reported_as_an_exact_copy():
         assert reason == "duplicate: near-duplicate (similarity 0.999) of a, which ranks higher"
     copy = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": a.upper()}], "q?", dedupe=["near"])
     assert copy.manifest[1].reason == "duplicate: exact copy of a, which ranks higher"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "The report on the new bridge was written by Anna Schmidt in the spring.",
+            "The report on the new bridge was written by Brian Schmidt in the spring.",
+        ),
+        (
+            "The plan for the new bridge was approved by the city council last week.",
+            "The plan for the new bridge was unapproved by the city council last week.",
+        ),
+        ("Written by Anna Schmidt.", "Written by Brian Schmidt."),
+    ],
+)
+def test_the_shortest_texts_that_differ_in_a_name_or_a_prefix_that_negates_are_marked_conflicting(a, b):
+    # (one changed word in a dozen left too few shingles alike for the two to meet)
+    assert find_duplicates([a, b]) == DedupeReport(conflicts={0: (1,), 1: (0,)})
 
 
 def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
