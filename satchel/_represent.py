@@ -79,10 +79,30 @@ def _protected(unit: str, terms: frozenset[str]) -> bool:
     return bool(words & terms) or any(d.lower() in terms for d in details)
 
 
+#: A sentence right after a protected one that qualifies it: it opens with a word that
+#: points back, or turns ("This does not apply to clearance items.", "Except on Sundays."),
+#: and holds a negation or an exception. Cut, the protected fact reads wider than it is.
+_QUALIFIES = re.compile(
+    r"""^["'“‘(]*(?:this|that|these|those|it|they|such|however|but|except|unless)\b.*"""
+    r"""\b(?:not|no|never|none|cannot|except|unless|only|excluding)\b|n't\b""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
+    """Which of ``units`` compression must keep: those with a detail that matters to the
+    question (see _protected), and each sentence right after one that qualifies it."""
+    out: list[int] = []
+    for i, unit in enumerate(units):
+        if _protected(unit, terms) or (out and out[-1] == i - 1 and _QUALIFIES.search(unit)):
+            out.append(i)
+    return out
+
+
 def protected_spans(text: str, question: str) -> list[str]:
     """The sentences of ``text`` that compression must keep, for a question."""
-    terms = question_terms(question)
-    return [text[s:e] for s, e in split_sentences(text) if _protected(text[s:e], terms)]
+    units = [text[s:e] for s, e in split_sentences(text)]
+    return [units[i] for i in _protected_units(units, question_terms(question))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +151,7 @@ def compress(
         return None
     terms = question_terms(question)
     units = [text[s:e] for s, e in spans]
-    protected = [i for i, u in enumerate(units) if _protected(u, terms)]
+    protected = _protected_units(units, terms)
     gap, lead, trail = (LINE_GAP, "…\n", "\n…") if strategy == "structured" else (GAP, "… ", " …")
     last = len(units) - 1
     # Counts add up at a cut before a space or tab that follows a visible character

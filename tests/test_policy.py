@@ -389,3 +389,23 @@ def test_compression_counted_from_pieces_keeps_what_counting_whole_keeps():
             assert compress(text, question, cap, count, adds_up=True) == compress(text, question, cap, count)
             compared += 1
     assert compared > 1000
+
+
+def test_a_sentence_that_qualifies_a_protected_one_is_kept_with_it():
+    # "This does not apply to clearance items." shares no word with the question; cut, the
+    # refund rule read wider than it is.
+    text = " ".join(
+        [
+            "You can return any lamp within 30 days of delivery for a full refund.",
+            "This does not apply to clearance items.",
+            *FILLER,
+        ]
+    )
+    chunks = [chunk("a", "Lamps are sold online.", 1.0), chunk("x", text, 0.9)]
+    r = satchel.pack(
+        chunks, "How many days do I have to return a lamp?", compress=True, role_caps={"supporting": 30}
+    )
+    assert r.sources[1].text == (
+        "You can return any lamp within 30 days of delivery for a full refund. "
+        "This does not apply to clearance items. …"
+    )
