@@ -172,9 +172,12 @@ class OpenAIClient:
 
     The key is read from the environment variable ``api_key_env`` when the client is
     built; a local server needs none, and then no ``Authorization`` header is sent.
-    ``max_retries`` more attempts follow a 429, a 5xx or a broken connection, the
-    n-th after ``backoff_s * 2**n`` seconds (jittered; a ``Retry-After`` header
-    wins). ``sleep`` and ``transport`` (an ``httpx`` transport) are seams for tests.
+    ``max_retries`` more attempts follow a 429, a 5xx, a broken connection or a
+    timeout, the n-th after ``backoff_s * 2**n`` seconds (jittered; a usable
+    ``Retry-After`` header wins); none follow where waiting cannot help (a 429 for
+    lack of quota, a ``Retry-After`` over a minute). ``timeout`` bounds each attempt
+    whole, not each read. ``sleep`` and ``transport`` (an ``httpx`` transport) are
+    seams for tests.
     """
 
     def __init__(
