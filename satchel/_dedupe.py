@@ -1093,7 +1093,7 @@ class SentenceCache:
         words = self._words[key] = key.count(" ") + 1
         if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
             self._keys.add(key)
-            if key.partition(" ")[0].strip(_ANAPHORA_STRIP) in _ANAPHORA:
+            if _REFERS_BACK.match(key):
                 self._anaphora.add(key)
         return key
 
@@ -1272,11 +1272,10 @@ def _is_key(normal: str) -> bool:
 
 #: Words that, opening a sentence, point at what came before it: such a sentence sent
 #: after other text says something else there (see Ledger.fresh).
-_ANAPHORA = frozenset(
-    "this that these those it its it's they they're their theirs them he he's his him she she's her "
-    "hers such both former latter".split()
+_REFERS_BACK = re.compile(
+    r"""["'“”‘’(\[]*(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
+    r"""|such|both|former|latter)\b"""
 )
-_ANAPHORA_STRIP = "\"'“”‘’([,;:"
 
 
 def _ends_alike(a: str, b: str) -> bool:
@@ -1375,8 +1374,8 @@ class Ledger:
         refers_back = map(self._cache._anaphora.__contains__, normal)
         for k in itertools.compress(range(len(normal)), map(operator.and_, map(bool, seen), refers_back)):
             there = context.get(normal[k])
-            if there is None or there[0] is None:
-                continue
+            if there is None or there[0] is None or normal[k - 1] == there[0]:
+                continue  # (the last the commonest: the passage it was sent in)
             before = k - 1  # the sentences around it here that can be repeats
             while before >= 0 and not is_key(normal[before]):
                 before -= 1

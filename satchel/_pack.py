@@ -471,34 +471,43 @@ class Packer:
             group += count.joined_parts(body, tail)[1:]
             yield group
 
-    def _body_tokens(self, text: str, sentences: SentenceCache) -> int:
-        """Tokens of a source's text as rendered (escaped); from its sentences when they are known."""
+    def _body_tokens(self, text: str, sentences: SentenceCache, merged: bool = False) -> int:
+        """Tokens of a source's text as rendered (escaped); from its sentences when they are
+        known; ``merged``: a merged source's, from the text it grew from (see _grown_tokens)."""
         count = self._counter
-        if count.additive:
-            n = sentences.tokens(text)
+        if merged and count.additive:
+            n = self._grown_tokens(text, sentences)
             if n is not None:
                 return n
-            grown = sentences.grown(text)
-            if grown is not None:
-                # A merged source's text grown from a shorter one already counted: that
-                # count, less the piece the new part replaces, plus the part (a document's
-                # windows joining one by one are not counted, escaped or hashed whole again
-                # each time: the count is kept by the text, see SentenceCache.tokens).
-                known, piece, part = grown
-                before = sentences.tokens(known)
-                if before is None:  # (a window's text, counted in the prefetch)
-                    escaped = escape_text(known)
-                    before = count(escaped) if count.knows(escaped) else None
-                if before is not None:
-                    n = before - count(escape_text(piece)) + self._body_tokens(part, sentences)
-                    sentences.keep_tokens(text, n)
-                    return n
         body = escape_text(text)
-        if count.additive and not count.knows(body):
+        if count.additive and not count.knows(body):  # (most texts were counted in the prefetch)
             pieces = sentences.pieces(text)
             if pieces is not None:
                 return count.sum_of(body, _escaped(pieces, body is not text))
         return count(body)
+
+    def _grown_tokens(self, text: str, sentences: SentenceCache) -> int | None:
+        """A merged source's text, grown from a shorter one already counted: that count, less
+        the piece the new part replaces, plus the part (see SentenceCache.grown); None when
+        it grew from nothing counted. Kept by the text (see SentenceCache.tokens): a
+        document's windows joining one by one are not escaped, hashed or counted whole again."""
+        n = sentences.tokens(text)
+        if n is not None:
+            return n
+        grown = sentences.grown(text)
+        if grown is None:
+            return None
+        known, piece, part = grown
+        count = self._counter
+        before = sentences.tokens(known)
+        if before is None:  # (a window's text, counted in the prefetch)
+            escaped = escape_text(known)
+            if not count.knows(escaped):
+                return None
+            before = count(escaped)
+        n = before - count(escape_text(piece)) + self._body_tokens(part, sentences)
+        sentences.keep_tokens(text, n)
+        return n
 
     def _find_duplicates(self, retrieval: Sequence[Chunk], sentences: SentenceCache) -> DedupeReport:
         """Dedupe, first pass: exact copies, near-duplicates and conflicts over the whole list."""
@@ -768,7 +777,12 @@ class Packer:
         if last is None:
             return head_tokens + count(escape_text(text) + tail)
         last = escape_text(last)
-        return head_tokens + self._body_tokens(text, sentences) - count(last) + count(last + tail)
+        return (
+            head_tokens
+            + self._body_tokens(text, sentences, len(members) > 1)
+            - count(last)
+            + count(last + tail)
+        )
 
     def _render(
         self,
@@ -846,7 +860,7 @@ class Packer:
             cost = sent = 0
             if placed is not None and placed[1].lead.id == chunk.id:
                 cost = placed[1].cost
-                sent = self._body_tokens(placed[1].text, sentences)
+                sent = self._body_tokens(placed[1].text, sentences, len(placed[1].members) > 1)
             compression = decision.compression
             if stripped.get(chunk.id):
                 compression = {**(compression or {}), "boilerplate_stripped": stripped[chunk.id]}
