@@ -91,13 +91,17 @@ _POSTING_CAP = 64
 
 
 #: curly quotes and apostrophes, read as straight ones ("Nintendo’s" is "Nintendo's")
-_FOLD = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
+_FOLD = (("‘", "'"), ("’", "'"), ("‚", "'"), ("‛", "'"), ("“", '"'), ("”", '"'), ("„", '"'), ("‟", '"'))
 
 
 def normalise(text: str) -> str:
     """Fold case, whitespace and curly quotes: the key for exact duplicates and repeated sentences."""
     if not text.isascii():  # (a flag in CPython: most English text never gets here)
-        text = text.translate(_FOLD)
+        # (str.replace scans in C and leaves a text without the character as it is;
+        # str.translate with a table looks up every character, each miss an exception)
+        for curly, straight in _FOLD:
+            if curly in text:
+                text = text.replace(curly, straight)
     # Most sentences hold only single spaces between words: lower case is all there is
     # to do. (isprintable is False for every whitespace character but the space.)
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
@@ -1354,12 +1358,9 @@ class Ledger:
         """Note, for each sentence of ``keys`` (a text's, in order) that refers back and is
         sent for the first time, the sentences around it (see _in_context). (Found in C: a
         merged text is recorded whole again with each window that joins it.)"""
-        new = self._cache._anaphora.intersection(keys).difference(self._sent)
-        if new:
-            before = dict(zip(keys[1:], keys, strict=False))  # each sentence's predecessor
-            after = dict(zip(keys, keys[1:], strict=False))  # and successor
-            for key in new:
-                self._context[key] = (None if key == keys[0] else before.get(key), after.get(key))
+        for key in self._cache._anaphora.intersection(keys).difference(self._sent):
+            at = keys.index(key)  # (in C; few of a text's sentences refer back)
+            self._context[key] = (keys[at - 1] if at else None, keys[at + 1] if at + 1 < len(keys) else None)
 
     def _in_context(self, normal: list[str], seen: list[str | None]) -> None:
         """Keep (set ``seen`` to None) each sentence already sent that refers back to what came

@@ -666,7 +666,7 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         cache = SentenceCache()
         split = cache.split(text)
         assert split_sentences(text) == two_scans(text) == split.spans, repr(text)
-        folded = text.translate(_FOLD)  # (curly quotes read as straight ones)
+        folded = text.translate(str.maketrans(dict(_FOLD)))  # (curly quotes read as straight ones)
         assert split.normal == [" ".join(folded[a:b].lower().split()) for a, b in split.spans]
         assert cache.words(split) == len(text.split())
         assert cache.plain_words(split) == _plain(normalise(text))
