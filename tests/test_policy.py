@@ -125,25 +125,21 @@ def test_roles_left_out_of_role_caps_are_not_capped():
     assert r.config["role_caps"] == {"decisive": 500, "supporting": None, "background": None}
 
 
-def test_a_neighbour_keeps_its_role_cap_when_it_would_join_a_source():
-    # d2 touches d1's window: merged whole, a background (cap 0) or supporting (cap 8)
-    # window would send all its text; it is capped as it would be alone. Within its cap
-    # it joins.
+def test_a_neighbour_joins_a_source_under_that_sources_role():
+    # d2 touches d1's window: it is more of the same passage, sent as part of d1's source
+    # (decisive, uncapped), not capped as a background item alone would be.
     doc = "The lamp costs 30 dollars. Returns take 14 days. Refunds are paid in 5 days. Shipping is free."
     cut = doc.index("Refunds")
     chunks = [
         chunk("d1", doc[:cut], 0.9, role="decisive", doc_id="D", start=0, end=cut),
         chunk("d2", doc[cut:], 0.1, role="background", doc_id="D", start=cut, end=len(doc)),
     ]
-    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 8, "background": 0})
-    assert [s.ids for s in r.sources] == [("d1",)]
-    assert r.entry("d2").reason == "role cap: background items get 0 tokens (role_caps)"
-    chunks[1]["role"] = "supporting"
-    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 8, "background": 0})
-    assert [s.ids for s in r.sources] == [("d1",)]
-    assert r.entry("d2").reason.startswith("over the supporting cap: ")
-    r = satchel.pack(chunks, "q?", role_caps={"decisive": None, "supporting": 80, "background": 0})
+    caps = {"decisive": None, "supporting": 8, "background": 0}
+    r = satchel.pack(chunks, "q?", role_caps=caps)
     assert [s.ids for s in r.sources] == [("d1", "d2")] and r.sources[0].text == doc
+    assert r.entry("d2").reason.startswith("merged into d1: neighbour in the same document")
+    alone = satchel.pack([{**chunks[1], "start": None, "end": None}, chunks[0]], "q?", role_caps=caps)
+    assert alone.entry("d2").reason == "role cap: background items get 0 tokens (role_caps)"
 
 
 def test_protected_details_that_alone_exceed_the_cap_are_sent_over_it_or_the_item_dropped():
