@@ -10,9 +10,11 @@ than ``--cap`` seconds. Reports only; asserts nothing.
     python bench/adversarial.py [--repeat 3] [--cap 5] [--shapes NAME,...] [--memory]
 
 Shapes (each found by an audit; all were quadratic in time or memory; the others
-are fixed, and the three ``touching-`` shapes hold linear memory and split only what
-each merge adds, but each merge still scans the whole growing text (copying,
-hashing, escaping, the merged tag), so their time still grows faster than linear):
+are fixed, and the three ``touching-`` shapes hold linear memory, split, escape and
+count only what each merge adds, and grow the merged tag by the id it gains, but
+each merge still copies and hashes the growing text and walks its sentences in C
+(the ledger's checks, the split's lists), so their time still grows faster than
+linear, about 2.5 to 3 times per doubling):
 
 - ``long-word``: one short text (under 64 words) holding one long word without a
   digit (a base64 blob, a URL, text without spaces);
