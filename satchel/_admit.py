@@ -283,7 +283,7 @@ def admit(
             # the keys of a text kept as the ledger left it are known; a compressed one is split again
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
             # (and what stood around its sentences is the text as it came)
-            around = fresh.split.keys if known is not None and fresh is not None and fresh.split else None
+            around = fresh.split.normal if known is not None and fresh is not None and fresh.split else None
             ledger.record(draft.text, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         reason += _without(removed, fresh.cut if fresh is not None else 0)

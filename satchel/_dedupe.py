@@ -1354,13 +1354,17 @@ class Ledger:
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), sum(1 for k in cut if seen[k]))
 
-    def _note_context(self, keys: Sequence[str]) -> None:
-        """Note, for each sentence of ``keys`` (a text's, in order) that refers back and is
-        sent for the first time, the sentences around it (see _in_context). (Found in C: a
-        merged text is recorded whole again with each window that joins it.)"""
-        for key in self._cache._anaphora.intersection(keys).difference(self._sent):
-            at = keys.index(key)  # (in C; few of a text's sentences refer back)
-            self._context[key] = (keys[at - 1] if at else None, keys[at + 1] if at + 1 < len(keys) else None)
+    def _note_context(self, normal: Sequence[str]) -> None:
+        """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short
+        ones too: "Smith lied." is context) that refers back and is sent for the first time,
+        the sentences around it (see _in_context). (Found in C: a merged text is recorded
+        whole again with each window that joins it.)"""
+        for key in self._cache._anaphora.intersection(normal).difference(self._sent):
+            at = normal.index(key)  # (in C; few of a text's sentences refer back)
+            self._context[key] = (
+                normal[at - 1] if at else None,
+                normal[at + 1] if at + 1 < len(normal) else None,
+            )
 
     def _in_context(self, normal: list[str], seen: list[str | None]) -> None:
         """Keep (set ``seen`` to None) each sentence already sent that refers back to what came
@@ -1370,24 +1374,16 @@ class Ledger:
         was unsafe. That claim is false.") A passage shared on (the next sentence the same),
         or an occurrence that opens its text (a window starts where it was cut), says the
         same: it goes, as seed 001's example asks."""
-        is_key, context = self._cache._is_key, self._context
+        context = self._context
         # (only the sentences sent that refer back are looked at: found in C)
         refers_back = map(self._cache._anaphora.__contains__, normal)
         for k in itertools.compress(range(len(normal)), map(operator.and_, map(bool, seen), refers_back)):
             there = context.get(normal[k])
-            if there is None or there[0] is None or normal[k - 1] == there[0]:
-                continue  # (the last the commonest: the passage it was sent in)
-            before = k - 1  # the sentences around it here that can be repeats
-            while before >= 0 and not is_key(normal[before]):
-                before -= 1
-            after = k + 1
-            while after < len(normal) and not is_key(normal[after]):
-                after += 1
             # (a window cut inside the sentence around it holds a piece of it: the end of the
             # one before, the start of the one after)
-            if before < 0 or _ends_alike(there[0], normal[before]):
+            if there is None or there[0] is None or not k or _ends_alike(there[0], normal[k - 1]):
                 continue
-            if after < len(normal) and there[1] is not None and _starts_alike(there[1], normal[after]):
+            if k + 1 < len(normal) and there[1] is not None and _starts_alike(there[1], normal[k + 1]):
                 continue
             seen[k] = None
 
@@ -1457,12 +1453,12 @@ class Ledger:
         around: Sequence[str] | None = None,
     ) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
-        ``around``: the keys of the text it was left of by :meth:`fresh`, whose order says
-        what stood around each sentence (see _in_context)."""
+        ``around``: the normalised sentences of the text :meth:`fresh` left it of, whose
+        order says what stood around each sentence (see _in_context)."""
         if keys is None:
             keys = self._cache.split(text).keys
         sent = self._sent
-        self._note_context(keys if around is None else around)
+        self._note_context(self._cache.split(text).normal if around is None else around)
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             # (kept in the text's order, so which of two sentences alike at their ends the
             # ledger indexes never depends on the order of a set)

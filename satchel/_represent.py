@@ -84,7 +84,7 @@ def _protected(unit: str, terms: frozenset[str]) -> bool:
 #: and holds a negation or an exception. Cut, the protected fact reads wider than it is.
 _QUALIFIES = re.compile(
     r"""^["'“‘(]*(?:this|that|these|those|it|they|such|however|but|except|unless)\b.*"""
-    r"""\b(?:not|no|never|none|cannot|except|unless|only|excluding)\b|n't\b""",
+    r"""(?:\b(?:not|no|never|none|cannot|except|unless|only|excluding)\b|n['’]t\b)""",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -303,7 +303,9 @@ def fit(
         return Fit(out, f"compressed (abstractive, user compressor) {size} → {after} tokens", info)
     compressed = compress(text, question, limit, count, weights, adds_up)
     beyond = None  # the tokens over its cap an item takes for its protected details
-    if compressed is None and over_cap and limit < room:
+    protected = protected_spans(text, question) if compressed is None else []
+    # (only protected details take an item over its cap: without them, it is cut to the cap)
+    if compressed is None and over_cap and limit < room and protected:
         # The cap yields to what must not be cut, as it does for an item kept whole over it:
         # the fewest tokens in the room that hold the protected details (a compression
         # grows with its room; the answer sat in a gold chunk whose protected sentences fit
@@ -321,8 +323,7 @@ def fit(
             compressed = compress(text, question, high, count, weights, adds_up)
             beyond = high
     if compressed is None:
-        protected = protected_spans(text, question)
-        if over_cap and size <= room:
+        if over_cap and size <= room and protected:
             info.update(strategy="verbatim", tokens_after=size, ratio=1.0, protected=protected)
             return Fit(
                 text,

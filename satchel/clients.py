@@ -424,11 +424,16 @@ def _content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
-        texts = [p for p in parts if isinstance(p, str)]
-        if len(texts) == len(parts):
-            return "".join(texts)
+    if isinstance(content, list) and content:
+        texts = []
+        for part in content:
+            kind = part.get("type", "text") if isinstance(part, dict) else None
+            if kind == "refusal":
+                raise TypeError(f"the model refused: {part.get('refusal')!r:.120}")
+            if kind not in ("text", "output_text") or not isinstance(part.get("text"), str):
+                raise TypeError(f"message content holds {part!r:.60}, not a text part")
+            texts.append(part["text"])
+        return "".join(texts)
     raise TypeError(f"message content is {type(content).__name__} {content!r:.60}, not text")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -438,3 +439,19 @@ def test_the_api_key_is_read_without_the_line_break_a_dotenv_file_leaves(make, m
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-tést")
     with pytest.raises(satchel.ConfigError, match="the API key in TEST_MODEL_KEY holds"):
         make(Script())
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (["hello"], "holds 'hello', not a text part"),
+        ([1, 2], "holds 1, not a text part"),
+        ([{"type": "refusal", "refusal": "I will not."}], "the model refused: 'I will not.'"),
+        ([], "content is list"),
+    ],
+)
+def test_content_that_holds_no_text_is_a_model_error(make, content, problem):
+    body = completion()
+    body["choices"][0]["message"]["content"] = content  # type: ignore[index]
+    with pytest.raises(satchel.ModelError, match=re.escape(problem)):
+        make(Script(httpx.Response(200, json=body))).complete(MESSAGES)

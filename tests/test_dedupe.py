@@ -808,6 +808,11 @@ def test_a_sentence_that_refers_back_stays_after_other_text_than_where_it_was_se
     assert [s.text for s in r.sources] == [first, "Smith said the new bridge over the highway was safe."]
     r = satchel.pack([{"id": "b", "text": bridge}, {"id": "a", "text": first}], "q?")
     assert [s.text for s in r.sources] == [bridge, "Everyone agreed on it later."]
+    # a short sentence before it is context too (it is no repeat itself)
+    for lead in ("", "The report came out. "):
+        a, b = f"{lead}Smith lied. That claim is false.", f"{lead}Jones erred. That claim is false."
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+        assert [s.text for s in r.sources][1].endswith("Jones erred. That claim is false.")
 
 
 @pytest.mark.parametrize(

@@ -405,3 +405,34 @@ def test_a_sentence_that_qualifies_a_protected_one_is_kept_with_it():
         "You can return any lamp within 30 days of delivery for a full refund. "
         "This does not apply to clearance items. …"
     )
+
+
+def test_only_a_sentence_that_points_back_or_turns_qualifies_and_only_protected_details_pass_a_cap():
+    from satchel._represent import fit, protected_spans
+
+    text = "The tower was built in 1889. Visitors don't need tickets. Parking isn't free. The cafe doesn't open early."
+    assert protected_spans(text, "When was the tower built?") == ["The tower was built in 1889."]
+    assert protected_spans("It was built in 1889. It isn’t open on Sundays.", "When was it built?") == [
+        "It was built in 1889.",
+        "It isn’t open on Sundays.",
+    ]
+    # nothing protected and no whole sentence within the cap: cut to the cap is nothing, so it
+    # goes (it was sent over the cap "for its protected details")
+    plain = (
+        "The lighthouse keeper walked along the rocky shore every single evening. "
+        "The gulls followed him all the way back to the old stone cottage."
+    )
+    shaped = fit(
+        plain,
+        role="background",
+        cap=8,
+        room=500,
+        question="Where is the museum?",
+        count=TiktokenTokenizer("o200k_base").count,
+        extractive=True,
+        adds_up=True,
+    )
+    assert (shaped.text, shaped.reason) == (
+        None,
+        "cannot compress: no whole sentence fits in the 8 tokens available",
+    )
