@@ -397,6 +397,11 @@ class Packer:
         shortfall = 0
         while True:
             ordered = apply_order(self.order, sorted(admission.sources, key=lambda d: d.rank))
+            if len(ordered) >= 1000 or admission.widest_label >= 1000:
+                # A source costs the same at every label of as many digits (see _cost), not
+                # across 1000: past 999 sources, each is costed again at the place it is sent.
+                for n, draft in enumerate(ordered, start=1):
+                    draft.cost = self._cost(draft.members, draft.text, n, sentences, tags)
             messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
             usage = self._usage(messages, budget, question, ordered, admission.widest_label)
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)

@@ -805,3 +805,18 @@ def test_a_prompt_over_budget_by_a_tokenizer_whose_counts_do_not_add_up_is_admit
         .entry("c4")
         .kept
     )
+
+
+def test_each_source_is_costed_at_its_label_past_999_sources():
+    # Costed at the label it had when admitted and sent at another across 1000, a source's
+    # cost was 3 tokens off either way (the prompt's total was right).
+    chunks = [
+        {"id": f"c{i}", "text": f"Fact number {i} is here.", "score": 1 - i / 2000} for i in range(1001)
+    ]
+    r = satchel.pack(chunks, "q?", source_budget=100_000, order="edges")
+    tok = TiktokenTokenizer("o200k_base")
+    assert len(r.sources) == 1001
+    for n in (1, 500, 501, 999, 1000, 1001):
+        start = r.text.index(f"<source_{n} ")
+        block = r.text[start : r.text.index(f"</source_{n}>", start) + len(f"</source_{n}>\n")]
+        assert r.sources[n - 1].cost == tok.count(block), n
