@@ -129,14 +129,31 @@ class ContextWindow:
             included.insert(at, position[block.id])
             used += needs
             decisions[block.id] = Decision("kept", "admitted", "admit")
+        dropped = False
         while True:
-            # The joins are exact where counts add up (both OpenAI encodings); another
+            # The joins are exact where counts add up (both OpenAI encodings) and no piece of
+            # the tokenizer spans a whole block (one of "/" and line breaks can); another
             # tokenizer may count the whole otherwise, and the whole is what counts.
             prompt = SEPARATOR.join(blocks[i].text for i in included)
             used = self._count(prompt)
             if used <= max_tokens:
                 break
             _drop_weakest(blocks, included, decisions, used - max_tokens)
+            dropped = True
+        if dropped:
+            # What the dropped block left is offered to those skipped for want of room, in
+            # priority order, each counted in the whole prompt (a rare path).
+            for block in rank_candidates(blocks):
+                if decisions[block.id].stage != "admit" or decisions[block.id].status == "kept":
+                    continue
+                trial = sorted([*included, position[block.id]])
+                text = SEPARATOR.join(blocks[i].text for i in trial)
+                tokens = self._count(text)
+                if tokens <= max_tokens:
+                    included, prompt, used = trial, text, tokens
+                    decisions[block.id] = Decision(
+                        "kept", "admitted (room left after the exact count)", "verify"
+                    )
         self._usage = WindowUsage(
             included=tuple(blocks[i].id for i in included),
             excluded=tuple(b.id for b in blocks if decisions[b.id].status != "kept"),
