@@ -176,8 +176,9 @@ class OpenAIClient:
     timeout, the n-th after ``backoff_s * 2**n`` seconds (jittered; a usable
     ``Retry-After`` header wins); none follow where waiting cannot help (a 429 for
     lack of quota, a ``Retry-After`` over a minute). ``timeout`` bounds each attempt
-    whole, not each read. ``sleep`` and ``transport`` (an ``httpx`` transport) are
-    seams for tests.
+    whole, not each read: it is checked as the answer arrives, and a read that stalls
+    waits at most ``timeout`` more, so an attempt ends within twice it. ``sleep`` and
+    ``transport`` (an ``httpx`` transport) are seams for tests.
     """
 
     def __init__(
