@@ -917,7 +917,7 @@ class SentenceCache:
         self._normal: dict[str, str] = {}
         #: the normalised sentences that count as repeats, and the test for one (run in C)
         self._keys: set[str] = set()
-        self._anaphora: set[str] = set()  # those of them that refer back (see refers_back)
+        self._anaphora: set[str] = set()  # those of them that refer back (see refer_back)
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
@@ -1101,10 +1101,12 @@ class SentenceCache:
                 self._anaphora.add(key)
         return key
 
-    def refers_back(self, normal: str) -> bool:
-        """Whether a normalised sentence opens with a word that points at what came before
-        it ("That claim is false.", "It was built in 1901."): what it says depends on that."""
-        return normal in self._anaphora
+    @property
+    def refer_back(self) -> set[str]:
+        """The normalised sentences split here that open with a word pointing at what came
+        before them ("That claim is false.", "It was built in 1901."): what they say depends
+        on it (see Ledger). Read, not changed, by its users."""
+        return self._anaphora
 
     def word_count(self, normal: str) -> int:
         """How many words a normalised sentence of a text split here has."""
@@ -1311,6 +1313,10 @@ class Ledger:
     overlapping windows without offsets would otherwise repeat their overlap in
     part. (A window with offsets keeps its edges: a neighbour may join it there, and
     the sentence it cuts is then whole again.)
+
+    A sentence sent before is left in a text when it refers back ("That claim is
+    false.") and stands between other sentences here than where it was sent: there
+    it says something else (see _in_context).
     """
 
     def __init__(self, sentences: SentenceCache | None = None) -> None:
@@ -1345,7 +1351,7 @@ class Ledger:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
             seen = [None if where in own else where for where in seen]
-        if not self._cache._anaphora.isdisjoint(split.normal):
+        if not self._cache.refer_back.isdisjoint(split.normal):
             self._in_context(split.normal, seen)
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))
@@ -1359,7 +1365,7 @@ class Ledger:
         ones too: "Smith lied." is context) that refers back and is sent for the first time,
         the sentences around it (see _in_context). (Found in C: a merged text is recorded
         whole again with each window that joins it.)"""
-        for key in self._cache._anaphora.intersection(normal).difference(self._sent):
+        for key in self._cache.refer_back.intersection(normal).difference(self._sent):
             at = normal.index(key)  # (in C; few of a text's sentences refer back)
             self._context[key] = (
                 normal[at - 1] if at else None,
@@ -1376,7 +1382,7 @@ class Ledger:
         same: it goes, as seed 001's example asks."""
         context = self._context
         # (only the sentences sent that refer back are looked at: found in C)
-        refers_back = map(self._cache._anaphora.__contains__, normal)
+        refers_back = map(self._cache.refer_back.__contains__, normal)
         for k in itertools.compress(range(len(normal)), map(operator.and_, map(bool, seen), refers_back)):
             there = context.get(normal[k])
             # (a window cut inside the sentence around it holds a piece of it: the end of the
