@@ -354,7 +354,7 @@ def resolve_tokenizer(spec: Any, default_encoding: str | None, model: str) -> To
 
 #: Cuts a text before each space that follows a visible character: pieces of both OpenAI
 #: encodings never span such a place (see TiktokenTokenizer), so counts add up there.
-_SPACE_CUTS = re.compile(r"(?<=\S)(?= )").split
+_SPACE_CUT = re.compile(r"(?<=\S)(?= )")
 #: Texts gathered before counting starts: fewer are counted at once, without a thread.
 _FIRST_BATCH = 512
 #: A counter kept by a long-lived Packer forgets what it counted once it holds this many
@@ -478,7 +478,7 @@ class TokenCounter:
         """``count(text)`` for an additive tokenizer, from its parts cut where joined_parts
         cuts (before each space that follows a visible character), each part counted once;
         the text itself is not kept (a merged source's tag, asked once)."""
-        n = self.sum_of(text, _SPACE_CUTS(text))
+        n = self.sum_of(text, _SPACE_CUT.split(text))
         del self._cache[text]
         return n
 
@@ -502,6 +502,12 @@ class TokenCounter:
         while cut > 0 and text[cut - 1].isspace():
             cut = text.rfind(" ", 0, cut)
         return text[cut:] if cut > 0 else None
+
+    def head_of(self, text: str) -> str | None:
+        """``text`` up to its first space that follows a visible character (what meets a text
+        joined before it: the mirror of :meth:`tail_of`), or None when it has no such space."""
+        cut = _SPACE_CUT.search(text)
+        return text[: cut.start()] if cut else None
 
 
 def _nothing() -> None:

@@ -22,7 +22,6 @@ exactly.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +39,6 @@ __all__ = ["ContextWindow", "WindowUsage"]
 SEPARATOR = "\n\n"
 #: What errors call a block and the budget
 _NAMES = ("block", "budget (max_tokens)")
-#: A block's first place where its count splits: before a space after a visible character
-_FIRST_CUT = re.compile(r"(?<=\S) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,17 +166,15 @@ class ContextWindow:
 
         Where counts add up only the pieces that meet the separator are counted
         again: the last of ``first`` and the first of ``second`` (see
-        TokenCounter.joined_parts), so a window of many blocks is counted once.
+        TokenCounter.tail_of and head_of), so a window of many blocks is counted once.
         """
         if first is None or second is None:
             return 0
         count = self._count
         if not count.additive:
             return count(first.text + SEPARATOR + second.text) - count(first.text) - count(second.text)
-        parts = count.joined_parts(first.text, SEPARATOR)
-        last = parts[1] if len(parts) == 3 else first.text
-        cut = _FIRST_CUT.search(second.text)
-        head = second.text[: cut.start()] if cut else second.text
+        last = count.tail_of(first.text) or first.text
+        head = count.head_of(second.text) or second.text
         return count(last + SEPARATOR + head) - count(last) - count(head)
 
     def usage(self) -> WindowUsage:
