@@ -312,16 +312,17 @@ def fit(
         # the room but not the cap, and it was dropped).
         # (below its whole size: what fits whole compresses to nothing shorter)
         widest = min(room, size - 1)
-        if widest > limit and compress(text, question, widest, count, weights, adds_up) is not None:
-            low, high = limit + 1, widest
+        found = compress(text, question, widest, count, weights, adds_up) if widest > limit else None
+        if found is not None:
+            low, high = limit + 1, widest  # (``found`` is the compression at ``high``)
             while low < high:
                 middle = (low + high) // 2
-                if compress(text, question, middle, count, weights, adds_up) is None:
+                trial = compress(text, question, middle, count, weights, adds_up)
+                if trial is None:
                     low = middle + 1
                 else:
-                    high = middle
-            compressed = compress(text, question, high, count, weights, adds_up)
-            beyond = high
+                    high, found = middle, trial
+            compressed, beyond = found, high
     if compressed is None:
         if over_cap and size <= room and protected:
             info.update(strategy="verbatim", tokens_after=size, ratio=1.0, protected=protected)
