@@ -76,14 +76,16 @@ NUMBER_WORD_PATTERN = (
 _NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
 #: a capitalised word inside a sentence (after a word or a comma and a space): a name
 _NAMEISH = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]*")
-#: what turns a word into its opposite, at a word's start (see _NEGATING_PREFIXES)
-_NEGATING_PREFIX = re.compile(r"\b(?:un|in|im|il|ir|dis)(?=[a-z]{3})")
 #: the two patterns for lower-case text (see _masked_words)
 _LOWER_NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN)
 _LOWER_NEGATION = re.compile(NEGATION_PATTERN)
 #: Prefixes that turn a word into its opposite ("available" / "unavailable"): two texts
 #: that differ only there say opposite things.
 _NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
+#: those of them at a word's start, as a regex (but "non", which the negations take)
+_NEGATING_PREFIX = re.compile(
+    rf"\b(?:{'|'.join(p for p in _NEGATING_PREFIXES if not p.startswith('non'))})(?=[a-z]{{3}})"
+)
 
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
 #: duplication; skipping them keeps candidate generation near-linear.
@@ -1461,10 +1463,12 @@ class Ledger:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
         ``around``: the normalised sentences of the text :meth:`fresh` left it of, whose
         order says what stood around each sentence (see _in_context)."""
-        if keys is None:
-            keys = self._cache.split(text).keys
+        if keys is None or around is None:
+            split = self._cache.split(text)  # (once, for either)
+            keys = split.keys if keys is None else keys
+            around = split.normal if around is None else around
         sent = self._sent
-        self._note_context(self._cache.split(text).normal if around is None else around)
+        self._note_context(around)
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             # (kept in the text's order, so which of two sentences alike at their ends the
             # ledger indexes never depends on the order of a set)
