@@ -35,7 +35,7 @@ from ._render import (
     check_metadata_fields,
     chunk_attr,
     chunk_attr_id,
-    close_tag,
+    close_part,
     escape_text,
     open_tag_end,
     open_tag_start,
@@ -705,9 +705,8 @@ class Packer:
         if len(members) == 1:
             head, tail = self._tags(members[0], label, tags)
         else:
-            ids = chunk_attr(list(map(_ID, members)))
-            head, _, close = source_parts(label, ids, self._attrs(members), "")
-            tail = close + "\n"
+            head = source_parts(label, chunk_attr(list(map(_ID, members))), self._attrs(members), "")[0]
+            tail = _closing(label)
         return head, escape_text(text), tail
 
     def _tags(self, chunk: Chunk, label: int, tags: _Tags) -> tuple[str, str]:
@@ -716,8 +715,8 @@ class Packer:
         the source's cost all ask for the same ones."""
         made = tags.single.get((chunk.id, label))
         if made is None:
-            head, _, close = source_parts(label, chunk_attr([chunk.id]), self._chunk_attrs(chunk), "")
-            made = tags.single[chunk.id, label] = (head, close + "\n")
+            head = source_parts(label, chunk_attr([chunk.id]), self._chunk_attrs(chunk), "")[0]
+            made = tags.single[chunk.id, label] = (head, _closing(label))
         return made
 
     def _merged_tag(self, members: Sequence[Chunk], label: int, tags: _Tags) -> _MergedTag:
@@ -733,19 +732,22 @@ class Packer:
         ):
             added = ", " + chunk_attr_id(chunk.id)
             ids, ids_tokens = was.ids + added, count.joined(was.ids, added, was.ids_tokens)
-            values, rest = was.values, was.rest
+            values = was.values
             brought = [(n, v) for n, v in self._chunk_attrs(chunk) if v not in values.get(n, ())]
             if brought:
                 values = {name: list(seen) for name, seen in values.items()}
                 for name, value in brought:
                     values.setdefault(name, []).append(value)
-                rest = open_tag_end(self._joined_values(values)) + "\n"
         else:
             ids = open_tag_start(label) + chunk_attr(list(map(_ID, members)))
             # (counted in pieces that add up, each once: see TokenCounter.once_in_parts)
             ids_tokens = count.once_in_parts(ids)
             values = self._values(members)
-            rest = open_tag_end(self._joined_values(values)) + "\n"
+        rest = (
+            was.rest
+            if was is not None and values is was.values
+            else open_tag_end(self._joined_values(values)) + "\n"
+        )
         made = _MergedTag(members, ids, ids_tokens, values, rest, count.joined(ids, rest, ids_tokens))
         tags.merged[members[0].id, label] = made
         return made
@@ -774,7 +776,7 @@ class Packer:
             head, tail = self._tags(members[0], label, tags)
             head_tokens = count(head)
         else:
-            head_tokens, tail = self._merged_tag(members, label, tags).tokens, f"\n{close_tag(label)}\n"
+            head_tokens, tail = self._merged_tag(members, label, tags).tokens, _closing(label)
         # The text, counted from its sentences (see _body_tokens), and the close tag, which
         # meets only its last piece (see TokenCounter.joined): the text is never escaped or
         # counted whole here (a merged source's grows with every window that joins it).
@@ -892,6 +894,12 @@ class Packer:
                 )
             )
         return tuple(entries)
+
+
+def _closing(label: int) -> str:
+    """A source's close tag as a cost counts it: the close part (see source_parts) and the
+    line break that joins it to what follows."""
+    return close_part(label) + "\n"
 
 
 def _escaped(pieces: Sequence[str], escape: bool) -> Sequence[str]:

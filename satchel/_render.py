@@ -209,9 +209,9 @@ def chunk_attr_id(chunk_id: str) -> str:
     return escape_attr(chunk_id).replace(",", "&#44;")
 
 
-def close_tag(n: int) -> str:
-    """``</source_n>``."""
-    return f"</source_{n}>"
+def close_part(n: int) -> str:
+    """What follows a source's text: a line break and ``</source_n>`` (see source_parts)."""
+    return f"\n</source_{n}>"
 
 
 def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> tuple[str, str, str]:
@@ -221,7 +221,7 @@ def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text:
     and the cost of a source is counted on the same parts.
     """
     head = open_tag(n, chunk_ids, attrs) + "\n"
-    return head, escape_text(text), "\n" + close_tag(n)
+    return head, escape_text(text), close_part(n)
 
 
 def source_block(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> str:
