@@ -36,9 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from satchel import ablate as _ablate  # noqa: E402
+from satchel import ablate as _ablate
 
 __all__ = [
     "BM25",
