@@ -629,7 +629,7 @@ MIN_SENTENCE_WORDS = 3
 
 # Words that end in a period without ending a sentence ("Dr. Smith", "approx. 3").
 _ABBREVIATIONS = frozenset(
-    """mr mrs ms dr prof sr jr st mt ft vs etc al approx appt apt dept est inc ltd co corp
+    """mr mrs ms dr prof sr jr st ste mt ft vs etc al approx appt apt dept est inc ltd co corp
     cf ca gen gov sen rep rev hon sgt capt col lt maj cmdr jan feb mar apr jun jul aug sep sept
     oct nov dec mon tue wed thu fri sat sun""".split()
 )
@@ -647,8 +647,19 @@ _OPENERS = "\"'“‘(["
 #: capital of the Latin, Greek or Cyrillic alphabets ("Über", "Ça", "Łódź", "Это"; Latin
 #: Extended-A is taken whole, its capitals and small letters alternate)
 _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я])"""
-#: a blank line, and the whitespace after it
-_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+#: a blank line (a line of spaces or tabs, and a Windows line end), and the whitespace after it
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
+#: a line break, with the whitespace around it
+_LINE_BREAK = re.compile(r"[ \t\r]*\n\s*")
+#: Markdown that opens a line of its own: a heading ("## Pricing"), a list item ("- Free",
+#: "1. Open", "2) Press") or a table row ("| Plus | $2.99 |"); a line break before it ends
+#: the sentence before, as a blank line does. (Only these: hard-wrapped prose breaks its
+#: sentences at any word.)
+_OPENS_LINE = re.compile(r"#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t]|\|")
+#: the lines that end at their line break: a heading and a table row
+_ENDS_AT_BREAK = re.compile(r"[ \t]*(?:#{1,6}[ \t]|\|)")
+#: a numbered list item's number, which the splitter reads as a sentence ending in a period
+_LIST_NUMBER = re.compile(r"\d{1,3}\.")
 
 
 def _period_ends(text: str, at: int) -> bool:
@@ -822,16 +833,44 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     if "\n" not in text:  # most chunks
         return spans
     # A blank line also ends the sentence before it, wherever that ends (a heading, a
-    # list item without a period); one inside the whitespace after an end adds nothing.
+    # list item without a period), and so does a line break before or after a line of
+    # Markdown structure (see _OPENS_LINE); one inside the whitespace after an end adds
+    # nothing.
     out: list[tuple[int, int]] = []
     for start, end in spans:
-        for blank in _BLANK_LINE.finditer(text, start, end):
-            stop = len(text[start : blank.start()].rstrip()) + start
+        for brk in _LINE_BREAK.finditer(text, start, end):
+            if not _ends_at_break(text, brk):
+                continue
+            stop = len(text[start : brk.start()].rstrip()) + start
             if stop > start:
-                out.append((start, stop))
-            start = max(start, blank.end())
-        out.append((start, end))
+                _add_span(out, text, start, stop)
+            start = brk.end()
+        _add_span(out, text, start, end)
     return out
+
+
+def _add_span(out: list[tuple[int, int]], text: str, start: int, end: int) -> None:
+    """Add the sentence at ``start:end`` to ``out``, joined to the one before when that is
+    the number of a numbered list item on its line ("1." of "1. Open the app"), which the
+    splitter took for a sentence ending in a period."""
+    if out and _LIST_NUMBER.fullmatch(text, *out[-1]) and _at_line_start(text, out[-1][0]):
+        if "\n" not in text[out[-1][1] : start]:
+            start = out.pop()[0]
+    out.append((start, end))
+
+
+def _ends_at_break(text: str, brk: re.Match[str]) -> bool:
+    """Whether the line break ``brk`` ends the sentence it falls in: it is a blank line, or
+    the line after it opens with Markdown structure, or the line before it is a heading
+    or a table row."""
+    if brk.group().count("\n") > 1 or _OPENS_LINE.match(text, brk.end()):
+        return True
+    return _ENDS_AT_BREAK.match(text, text.rfind("\n", 0, brk.start()) + 1) is not None
+
+
+def _at_line_start(text: str, at: int) -> bool:
+    """Whether only spaces or tabs stand between ``text[at]`` and the start of its line."""
+    return not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t")
 
 
 class Split:
@@ -902,6 +941,7 @@ class SentenceCache:
 
     __slots__ = (
         "_anaphora",
+        "_answers",
         "_grown",
         "_is_key",
         "_keys",
@@ -920,6 +960,7 @@ class SentenceCache:
         #: the normalised sentences that count as repeats, and the test for one (run in C)
         self._keys: set[str] = set()
         self._anaphora: set[str] = set()  # those of them that refer back (see refer_back)
+        self._answers: set[str] = set()  # see short_answers
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
@@ -973,8 +1014,13 @@ class SentenceCache:
         if split is None or split.kept:
             return self.split(text)
         if text.startswith(known):
+            if _near_structure(text, len(known) - len(self._pieces_of(known)[-1])):
+                return self.split(text)
             return self._split_after(text, known, split)
         if text.endswith(known):
+            shift = len(text) - len(known)
+            if _near_structure(text, shift) or _near_structure(text, shift + len(self._pieces_of(known)[0])):
+                return self.split(text)
             return self._split_before(text, known, split)
         return self.split(text)
 
@@ -1098,10 +1144,21 @@ class SentenceCache:
         key = self._normal[sentence] = normalise(sentence)
         words = self._words[key] = key.count(" ") + 1
         if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
+            if key[0] in "#|" and _STRUCTURE.match(key):
+                return key  # a heading or a table row: it labels what follows (see _STRUCTURE)
             self._keys.add(key)
             if _REFERS_BACK.match(key):
                 self._anaphora.add(key)
+        elif _ANSWERS.match(key) and _ENDS_SENTENCE.search(key):
+            self._answers.add(key)
         return key
+
+    @property
+    def short_answers(self) -> set[str]:
+        """The normalised sentences split here too short to count as repeats that answer or
+        qualify the sentence before them ("No.", "Not anymore.", "It is.", "$5 only."; see
+        _ANSWERS and Ledger.fresh). Read, not changed, by its users."""
+        return self._answers
 
     @property
     def refer_back(self) -> set[str]:
@@ -1193,6 +1250,28 @@ class SentenceCache:
         return done
 
 
+#: what may make a line break end a sentence by what its lines hold (see _near_structure)
+_STRUCTURE_MARK = re.compile(r"[#|]|^[ \t]*\d", re.MULTILINE)
+#: a list item's number, read by a part split alone as opening its first line
+_OPENS_NUMBERED = re.compile(r"[ \t]*\d")
+
+
+def _near_structure(text: str, at: int) -> bool:
+    """Whether, around ``at``, where split_grown joins what it splits again to sentences it
+    split before, Markdown structure may decide where a sentence ends (see split_sentences):
+    in the line holding ``text[at]`` or the next one, or opening a line at ``at`` (as the
+    part split alone reads it). A line break there ends a sentence by what its lines hold
+    (a heading, a list item's number), which a split of part of the text reads otherwise:
+    the text is then split whole."""
+    if "\n" not in text:
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    nl = text.find("\n", at)
+    end = -1 if nl < 0 else text.find("\n", nl + 1)
+    end = len(text) if end < 0 else end
+    return _STRUCTURE_MARK.search(text, start, end) is not None or _OPENS_NUMBERED.match(text, at) is not None
+
+
 def _sentences(text: str, split: Split) -> list[str]:
     """The sentences of ``text``, split as ``split`` (kept there, or cut from its spans)."""
     if split.sentences is not None:
@@ -1234,6 +1313,8 @@ class Fresh:
     #: how many of the removed were no sentence of their own, but a piece of one cut at
     #: the text's start or end (see Ledger)
     cut: int = 0
+    #: what was left when it was too short to send alone (``text`` is then empty)
+    alone: str = ""
 
     @property
     def removed(self) -> tuple[tuple[str, str], ...]:
@@ -1278,6 +1359,19 @@ def _is_key(normal: str) -> bool:
     return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
 
 
+#: A short sentence that answers or qualifies the one before it: it opens with a yes or a
+#: no, a word of degree, a word pointing back ("It is.") or a figure ("$5 only."), and
+#: ends as a sentence ends. (Not any short sentence: a splitter's slip, "Marie, Ontario."
+#: after "Sault Ste.", needs no sentence kept for it.)
+_ANSWERS = re.compile(
+    r"""["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct|incorrect|right"""
+    r"""|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
+    r"""|either|agreed|confirmed|denied|this|that|these|those|it|its|they|them|he|she|both"""
+    r"""|such)\b|[$€£]?\d)"""
+)
+#: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
+#: sentences after it, and a table's header row its rows; each window under it keeps it.
+_STRUCTURE = re.compile(r"#{1,6} |\|")
 #: Words that, opening a sentence, point at what came before it: such a sentence sent
 #: after other text says something else there (see Ledger.fresh).
 _REFERS_BACK = re.compile(
@@ -1301,6 +1395,15 @@ def _starts_alike(a: str, b: str) -> bool:
 _EDGE = 16
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
 _ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
+
+
+def _keep_answered(normal: Sequence[str], seen: list[str | None], answers: set[str]) -> None:
+    """Keep (set ``seen`` to None) each sentence already sent that a short answer follows
+    here ("Is the plan refundable? No."): without it the answer says nothing, or the
+    opposite of what the source says."""
+    for k in range(len(normal) - 1):
+        if seen[k] and normal[k + 1] in answers:
+            seen[k] = None
 
 
 class Ledger:
@@ -1355,12 +1458,21 @@ class Ledger:
             seen = [None if where in own else where for where in seen]
         if not self._cache.refer_back.isdisjoint(split.normal):
             self._in_context(split.normal, seen)
+        if not self._cache.short_answers.isdisjoint(split.normal):
+            _keep_answered(split.normal, seen, self._cache.short_answers)
+        if not any(seen):  # every sentence sent before stays (for its context): the text as it came
+            return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
-        return Fresh(joined, sent_in, keys, text, split, tuple(seen), sum(1 for k in cut if seen[k]))
+        cut_sent = sum(1 for k in cut if seen[k])
+        if not keys and sent_in and joined:
+            # All that is left is too short to be a repeat ("Yes.", a heading): alone, it
+            # says nothing, and the text adds nothing that was not sent.
+            return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
+        return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
 
     def _note_context(self, normal: Sequence[str]) -> None:
         """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short
@@ -1499,8 +1611,8 @@ def _units(text: str) -> list[tuple[int, int]]:
 
 def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a
-    space, or by a blank line where one stood between them (a heading stays apart from the
-    sentence after it)."""
+    space, or by a blank line or a line break where one stood between them (a heading stays
+    apart from the sentence after it)."""
     return _join_kept(text, spans)[0]
 
 
@@ -1516,6 +1628,8 @@ def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[t
         else:
             if run_end >= 0:
                 gap = "\n\n" if _BLANK_LINE.search(text, run_end, start) else " "
+                if gap == " " and "\n" in text[run_end:start]:
+                    gap = "\n"  # (a heading, a list item or a table row stays on its line)
                 parts += (text[run_start:run_end], gap)
             shift = start - sum(map(len, parts))
             run_start, run_end = start, end
