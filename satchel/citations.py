@@ -88,8 +88,14 @@ class Citations:
         }
 
 
+#: A range holding at most this many labels gives each of them (sent or not); a longer one
+#: gives its sent labels and its ends ("[S1-S99999]" does not make 99999 labels).
+_WHOLE_RANGE = 100
+
+
 def _mentions(answer: str, sent: int) -> list[int]:
-    """Label numbers in order of mention; a range gives the sent labels inside it plus its unsent ends."""
+    """Label numbers in order of mention; a range gives the labels inside it (a long one: the
+    sent ones and its ends; see _WHOLE_RANGE)."""
     out: list[int] = []
     for bracket in _BRACKET.finditer(answer):
         inside = bracket.group(1)
@@ -101,6 +107,9 @@ def _mentions(answer: str, sent: int) -> list[int]:
                 out.append(first)
                 continue
             lo, hi = sorted((first, int(item.group(2))))
+            if hi - lo < _WHOLE_RANGE:  # "[S3-S6]" of four sources: S5 and S6 were invented
+                out.extend(range(lo, hi + 1))
+                continue
             # Labels are S1..Sn with no gaps, so the sent part of a range is an interval;
             # expanding only that keeps "[S1-S99999]" from producing 99999 labels.
             out.append(lo)

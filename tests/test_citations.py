@@ -95,6 +95,13 @@ def test_range_beyond_the_sent_labels_reports_its_end_as_unknown(result):
     assert c.unknown_labels == ("S99999",)
 
 
+def test_a_short_range_reports_every_label_in_it_that_was_not_sent(result):
+    # (only its end was reported: "[S3-S7]" of four sources invented S5 and S6 too)
+    c = satchel.cite("See [S3-S7] and [S0-S1].", result)
+    assert c.cited_labels == ("S3", "S4", "S1")
+    assert c.unknown_labels == ("S5", "S6", "S7", "S0")
+
+
 def test_merged_source_expands_to_all_its_ids(result):
     c = satchel.cite("Hold the button [S4].", result)
     assert c.cited_ids == ("lamp#1", "lamp#2")
