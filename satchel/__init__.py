@@ -13,7 +13,6 @@ one of them in a manifest::
 
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority
-from ._dedupe import split_sentences
 from ._errors import (
     BudgetError,
     ConfigError,
@@ -32,6 +31,7 @@ from ._render import public_escape_attr as escape_attr
 from ._render import public_escape_text as escape_text
 from ._render import public_unescape as unescape
 from ._roles import DEFAULT_ROLE_CAPS, EVIDENCE_POLICY, RoleRule
+from ._sentences import split_sentences
 from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
 from .citations import Citations, cite
 from .window import ContextWindow, WindowUsage

@@ -6,7 +6,7 @@ does not fit is skipped and the next one is tried. A CRITICAL candidate that
 cannot fit raises :class:`BudgetError`. Every candidate ends with a
 :class:`Decision` that says what happened to it and why.
 
-Admission also applies the second dedupe pass (see :mod:`satchel._dedupe`):
+Admission also applies the second dedupe pass (the ledger, :mod:`satchel._ledger`):
 neighbours of one document merge into one source, and sentences that were
 already sent are left out. Costs come from a caller-supplied function so the
 same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``).
@@ -19,9 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
-from ._dedupe import Fresh, Ledger, Place, SentenceCache, agree_where_overlapping
+from ._dedupe import Place, agree_where_overlapping
 from ._errors import BudgetError
+from ._ledger import Fresh, Ledger
 from ._represent import Compressor, fit
+from ._sentences import SentenceCache
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
 

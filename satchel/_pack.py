@@ -19,7 +19,7 @@ from typing import Any
 from ._admit import Admission, Decision, Draft, Policy, admit
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
-from ._dedupe import DedupeReport, SentenceCache, find_duplicates, strip_boilerplate
+from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
 from ._errors import ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
@@ -47,6 +47,7 @@ from ._render import (
 )
 from ._represent import Compressor, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
+from ._sentences import SentenceCache
 from ._tokens import (
     EstimateTokenizer,
     HuggingFaceTokenizer,

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._chunk import check_utf8
-from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN, split_sentences
+from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN
 from ._errors import CallerCode, ConfigError, InputError
+from ._sentences import split_sentences
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 

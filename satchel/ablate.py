@@ -554,7 +554,7 @@ def _stripped(ranked: Sequence[Chunk], options: Mapping[str, Any]) -> dict[str, 
     all boilerplate is not there); None when the options do not strip."""
     if not options.get("strip_boilerplate"):
         return None
-    from ._dedupe import SentenceCache
+    from ._sentences import SentenceCache
 
     packer = Packer(**options)
     left, _ = packer._strip_boilerplate(ranked, packer._find_duplicates(ranked, SentenceCache()))

@@ -12,13 +12,13 @@ import satchel
 from bench import _data
 from satchel._dedupe import (
     DedupeReport,
-    Ledger,
     _masked_words,
     difference,
     find_duplicates,
-    split_sentences,
     strip_boilerplate,
 )
+from satchel._ledger import Ledger
+from satchel._sentences import split_sentences
 
 
 def paragraphs(n: int) -> list[str]:
@@ -322,7 +322,7 @@ def test_a_blank_line_stays_when_the_text_was_cut_into_counting_pieces():
 
 
 def test_kept_spans_land_where_the_joined_text_holds_them():
-    from satchel._dedupe import _join_kept
+    from satchel._sentences import _join_kept
 
     rng = random.Random(3)
     pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "\n\n", "\n", " ", "  ", "\t", "It is."]
@@ -338,7 +338,7 @@ def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
     # fresh() puts what is left of a line together from its counting pieces, and joins
     # the kept spans of other texts (_join_kept); either way the text, the split and
     # the pieces it records, and the sentences it reports removed must be the true ones.
-    from satchel._dedupe import SentenceCache, _join_kept, normalise
+    from satchel._sentences import SentenceCache, _join_kept, normalise
 
     rng = random.Random(4)
     pieces = ["Alpha beta gamma.", "Heading", "Dr. Who said no.", "It is.", "Why?", "Q&A is <b>."]
@@ -399,7 +399,7 @@ def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial()
     import random
     import zlib
 
-    from satchel._dedupe import SentenceCache
+    from satchel._sentences import SentenceCache
 
     rng = random.Random(5)
     pieces = [
@@ -614,7 +614,7 @@ def test_the_sketch_threshold_misses_no_pair_at_the_near_duplicate_similarity():
 def test_normalise_folds_case_and_every_kind_of_whitespace():
     # normalise skips splitting for text with single spaces only; it must agree
     # with splitting at every whitespace character and joining with one space.
-    from satchel._dedupe import normalise
+    from satchel._sentences import normalise
 
     rng = random.Random(6)
     alphabet = ["A", "b", " ", "  ", "\t", "\n", "\xa0", "\u2028", "\x0b", "\x85", "\u3000", "İ", "ΟΔΟΣ"]
@@ -631,7 +631,7 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
     # decides, merged with the blank lines; both must find the same sentences.
     import re
 
-    from satchel._dedupe import (
+    from satchel._sentences import (
         _FOLD,
         _RUN,
         _STARTS,
@@ -724,7 +724,7 @@ def test_long_runs_are_read_once():
 
 def _split_as_a_whole(cache, text, found):
     """Whether ``found``, a split of ``text`` from ``cache``, is what a split of it alone gives."""
-    from satchel._dedupe import SentenceCache
+    from satchel._sentences import SentenceCache
 
     alone = SentenceCache()
     split = alone.split(text)
@@ -758,7 +758,7 @@ def test_a_text_split_after_a_prefix_is_split_as_a_whole():
     # what follows the prefix's last piece. It must give what a split of the whole gives:
     # texts of hostile words and marks cut at random places, and real paragraphs; the
     # prefix split as given, or as the ledger left it (a source that lost sentences).
-    from satchel._dedupe import SentenceCache
+    from satchel._sentences import SentenceCache
 
     same = _split_as_a_whole
     rng = random.Random(11)
@@ -796,7 +796,7 @@ def test_a_text_split_before_a_suffix_is_split_as_a_whole():
     # A window joining a source in front: split_grown splits only the text up to the end
     # of the suffix's first piece, and must give what a split of the whole gives (the
     # words include pieces that make one word with what is put in front: ".S.", "S.").
-    from satchel._dedupe import SentenceCache
+    from satchel._sentences import SentenceCache
 
     rng = random.Random(12)
     reused = 0

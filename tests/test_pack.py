@@ -8,10 +8,10 @@ import random
 import pytest
 
 import satchel
-from satchel import _dedupe
-from satchel._dedupe import split_sentences
+from satchel import _sentences
 from satchel._pack import rank_candidates
 from satchel._render import chunk_attr, source_parts
+from satchel._sentences import split_sentences
 from satchel._tokens import TiktokenTokenizer
 
 DOC = "Plug in the lamp. It blinks blue when it is ready. Then open the app. Press Add device to pair it."
@@ -205,8 +205,8 @@ def test_a_document_retrieved_as_touching_windows_is_one_source_counted_exactly(
     packer = satchel.Packer(context_window=10**6, reserve_answer=0, dedupe=dedupe)
     tokenizer, whole, split = packer._counter.tokenizer, [], []
     tokenizer.count = lambda text, count=tokenizer.count: whole.append(len(text)) or count(text)
-    at_ends = _dedupe._split_at_ends
-    monkeypatch.setattr(_dedupe, "_split_at_ends", lambda text: split.append(len(text)) or at_ends(text))
+    at_ends = _sentences._split_at_ends
+    monkeypatch.setattr(_sentences, "_split_at_ends", lambda text: split.append(len(text)) or at_ends(text))
     packer.pack(chunks, "q?")
     longest = max(len(c["text"]) for c in chunks)
     # (a merged text's count is kept by the pack's sentence cache, by the text, not by the

@@ -427,8 +427,8 @@ def test_an_escaped_text_counts_as_its_sentence_pieces_escaped(name):
     # where the tokenizer does.
     import random
 
-    from satchel._dedupe import SentenceCache
     from satchel._render import escape_text
+    from satchel._sentences import SentenceCache
 
     count = TiktokenTokenizer(name).count
     rng = random.Random(11)

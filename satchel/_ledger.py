@@ -1,0 +1,296 @@
+"""The ledger: what admission has sent, so nothing is sent twice.
+
+:class:`Ledger` works during admission and remembers what was actually sent:
+sentences (seed 001's "drop sentences that were already sent"), with the pieces
+of sentences a window cut at its ends. Working on what was sent, not on what was
+retrieved, means a sentence is never removed because of a chunk that was later
+skipped for lack of room. A sentence sent before stays where it says something
+else than where it was sent (it refers back to other text) or where a short
+answer follows it; a text left with only short pieces is not sent alone.
+(Neighbours of one document are merged by admission: see _admit.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from ._sentences import (
+    _ENDS_SENTENCE,
+    _OPENERS,
+    SentenceCache,
+    Split,
+    _is_key,
+    _sentence,
+)
+
+__all__ = ["Fresh", "Ledger"]
+
+
+@dataclass(slots=True)  # not frozen: made for every candidate, and a frozen init costs 4x
+class Fresh:
+    """What is left of a candidate after removing what was already sent."""
+
+    text: str
+    #: for each removed sentence, the id of the source it was already sent in
+    sent_in: tuple[str, ...]
+    #: the keys of the sentences left, so recording them needs no second split
+    keys: tuple[str, ...] | None = None
+    #: the text as it came, its split, and where each of its sentences was sent (None:
+    #: kept), for removed
+    original: str = ""
+    split: Split | None = None
+    seen: tuple[str | None, ...] = ()
+    #: how many of the removed were no sentence of their own, but a piece of one cut at
+    #: the text's start or end (see Ledger)
+    cut: int = 0
+    #: what was left when it was too short to send alone (``text`` is then empty)
+    alone: str = ""
+
+    @property
+    def removed(self) -> tuple[tuple[str, str], ...]:
+        """(sentence, id of the source it was already sent in) for each removed sentence.
+
+        Cut only when asked: admission needs just where they were sent.
+        """
+        if self.split is None:
+            return ()
+        gone = zip(itertools.compress(self.split.spans, self.seen), self.sent_in, strict=True)
+        return tuple((self.original[s:e], where) for (s, e), where in gone)
+
+    @property
+    def run(self) -> tuple[int, int] | None:
+        """Where the text left lies in the text as it came, when it is one run of it
+        (only sentences at its ends were removed); else None."""
+        if self.split is None:
+            return (0, len(self.text))
+        seen, kept = self.seen, self.seen.count(None)
+        if not kept:
+            return None
+        first, last = seen.index(None), len(seen) - 1 - seen[::-1].index(None)
+        if last - first + 1 != kept:
+            return None  # a sentence was taken from between two kept ones
+        # One run, cut as it stood: found by a search in C where it occurs once (a
+        # repeated one is placed by its sentences' spans).
+        start = self.original.find(self.text)
+        if start < 0:
+            return None
+        if self.original.find(self.text, start + 1) != -1:
+            start = self.split.spans[first][0]
+        return start, start + len(self.text)
+
+
+def _ends_alike(a: str, b: str) -> bool:
+    """Whether one sentence ends the other (the same, or one a piece of the other cut at its start)."""
+    return a.endswith(b) or b.endswith(a)
+
+
+def _starts_alike(a: str, b: str) -> bool:
+    """Whether one sentence starts the other (the same, or one a piece of the other cut at its end)."""
+    return a.startswith(b) or b.startswith(a)
+
+
+#: Characters a cut sentence must have (and by which sent sentences are indexed) for
+#: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
+_EDGE = 16
+
+
+def _keep_answered(normal: Sequence[str], seen: list[str | None], answers: set[str]) -> None:
+    """Keep (set ``seen`` to None) each sentence already sent that a short answer follows
+    here ("Is the plan refundable? No."): without it the answer says nothing, or the
+    opposite of what the source says."""
+    for k in range(len(normal) - 1):
+        if seen[k] and normal[k + 1] in answers:
+            seen[k] = None
+
+
+class Ledger:
+    """The sentences admission has sent so far, and where each was first sent.
+
+    A window cut from its document mid-sentence starts with the end of a sentence
+    and ends with the start of one. When another source already sent that whole
+    sentence, the piece is sent already too, though it is no sentence of its own.
+    For a text that neighbour merging cannot join to the rest of its document (one
+    without offsets), the ledger also finds a first sentence that reads as cut at
+    the end of a longer sentence sent, and a last one at the start of one:
+    overlapping windows without offsets would otherwise repeat their overlap in
+    part. (A window with offsets keeps its edges: a neighbour may join it there, and
+    the sentence it cuts is then whole again.)
+
+    A sentence sent before is left in a text when it refers back ("That claim is
+    false.") and stands between other sentences here than where it was sent: there
+    it says something else (see _in_context).
+    """
+
+    def __init__(self, sentences: SentenceCache | None = None) -> None:
+        self._sent: dict[str, str] = {}
+        self._cache = sentences if sentences is not None else SentenceCache()
+        # each sent sentence that refers back, and the ones before and after it where it was
+        # sent (None: it opened, or closed, its text); see _in_context
+        self._context: dict[str, tuple[str | None, str | None]] = {}
+        # the sent sentences longer than _EDGE, by their last and first _EDGE characters (all
+        # that share them, in the order sent: " said in a statement." ends many), indexed
+        # when first asked (most packs' windows have offsets, and never ask)
+        self._tails: dict[str, list[str]] = {}
+        self._heads: dict[str, list[str]] = {}
+        self._indexing = False  # (from the first time it is asked)
+        self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
+
+    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
+        """``text`` without sentences already sent (but in the sources ``own``: the text
+        joins them), nor, with ``edges``, a first or last sentence cut from a longer one
+        already sent; runs of kept sentences stay verbatim."""
+        split = self._cache.split(text)
+        sent = self._sent
+        if not sent:
+            return Fresh(text, (), split.keys)
+        cut = self._cut_from_sent(text, split) if edges else {}
+        if not cut and sent.keys().isdisjoint(split.normal):
+            return Fresh(text, (), split.keys)
+        seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
+        for k, where in cut.items():
+            seen[k] = where
+        if own:
+            if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
+                return Fresh(text, (), split.keys)
+            seen = [None if where in own else where for where in seen]
+        if not self._cache.refer_back.isdisjoint(split.normal):
+            self._in_context(split.normal, seen)
+        if not self._cache.short_answers.isdisjoint(split.normal):
+            _keep_answered(split.normal, seen, self._cache.short_answers)
+        if not any(seen):  # every sentence sent before stays (for its context): the text as it came
+            return Fresh(text, (), split.keys)
+        keep = list(map(operator.not_, seen))  # source ids are never empty
+        normal = list(itertools.compress(split.normal, keep))
+        keys = self._cache.keys_of(normal)
+        joined = self._cache.keep(text, split, keep, normal, keys)
+        sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
+        cut_sent = sum(1 for k in cut if seen[k])
+        if not keys and sent_in and joined:
+            # All that is left is too short to be a repeat ("Yes.", a heading): alone, it
+            # says nothing, and the text adds nothing that was not sent.
+            return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
+        return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
+
+    def _note_context(self, normal: Sequence[str]) -> None:
+        """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short
+        ones too: "Smith lied." is context) that refers back and is sent for the first time,
+        the sentences around it (see _in_context). (Found in C: a merged text is recorded
+        whole again with each window that joins it.)"""
+        for key in self._cache.refer_back.intersection(normal).difference(self._sent):
+            at = normal.index(key)  # (in C; few of a text's sentences refer back)
+            self._context[key] = (
+                normal[at - 1] if at else None,
+                normal[at + 1] if at + 1 < len(normal) else None,
+            )
+
+    def _in_context(self, normal: list[str], seen: list[str | None]) -> None:
+        """Keep (set ``seen`` to None) each sentence already sent that refers back to what came
+        before it ("That claim is false.") when it follows another sentence here than where it
+        was sent, and the text does not go on there as here: it says something else. ("Smith
+        said the bridge was safe. That claim is false." stays whole after "Jones said the dam
+        was unsafe. That claim is false.") A passage shared on (the next sentence the same),
+        or an occurrence that opens its text (a window starts where it was cut), says the
+        same: it goes, as seed 001's example asks."""
+        context = self._context
+        # (only the sentences sent that refer back are looked at: found in C)
+        refers_back = map(self._cache.refer_back.__contains__, normal)
+        for k in itertools.compress(range(len(normal)), map(operator.and_, map(bool, seen), refers_back)):
+            there = context.get(normal[k])
+            # (a window cut inside the sentence around it holds a piece of it: the end of the
+            # one before, the start of the one after)
+            if there is None or there[0] is None or not k or _ends_alike(there[0], normal[k - 1]):
+                continue
+            if k + 1 < len(normal) and there[1] is not None and _starts_alike(there[1], normal[k + 1]):
+                continue
+            seen[k] = None
+
+    def _cut_from_sent(self, text: str, split: Split) -> dict[int, str]:
+        """Where the first and the last sentence of ``text`` (split as ``split``) were sent,
+        by their index, when that one was cut from a longer sentence sent: it is no
+        sentence sent itself, it ends that one (first) or starts it (last), between
+        words, and it reads as cut (first: it starts with a lower-case letter, after any
+        opening quotes or brackets; last: it does not end as a sentence ends). (A whole
+        sentence that ends another, as "The film failed." or "$5 million was raised."
+        ends "Critics said the film failed.", says something of its own.)"""
+        normal = split.normal
+        if not normal:
+            return {}
+        last = len(normal) - 1
+        cut_first = _sentence(text, split, 0).lstrip(_OPENERS)[:1].islower()
+        cut_last = not _ENDS_SENTENCE.search(_sentence(text, split, last))
+        if not (cut_first or cut_last):
+            return {}
+        self._index()
+        first = self._inside(normal[0], at_end=True) if cut_first else None
+        end = self._inside(normal[last], at_end=False) if cut_last else None
+        # (in a text of one sentence both are that one; found as the start of one, it says so)
+        return {k: where for k, where in ((0, first), (last, end)) if where is not None}
+
+    def _index(self) -> None:
+        """Index the sentences sent since the last time, longer than _EDGE, by their ends (see
+        __init__); the first time, every sentence sent so far."""
+        if not self._indexing:
+            self._indexing = True
+            self._unindexed.append(list(self._sent))
+        sentences = list(itertools.chain.from_iterable(self._unindexed))
+        self._unindexed.clear()
+        long = itertools.compress(sentences, map(operator.gt, map(len, sentences), itertools.repeat(_EDGE)))
+        for sentence in long:
+            for index, end in ((self._tails, sentence[-_EDGE:]), (self._heads, sentence[:_EDGE])):
+                alike = index.get(end)
+                if alike is None:
+                    index[end] = [sentence]
+                elif sentence not in alike:  # (a merged text is recorded whole again)
+                    alike.append(sentence)
+
+    def _inside(self, piece: str, at_end: bool) -> str | None:
+        """Where the first sent sentence that ``piece`` ends (``at_end``) or starts, between
+        words, was sent; None when none does, or when ``piece`` is too short to say
+        (_EDGE characters, MIN_SENTENCE_WORDS words) or is a sentence sent itself. (At a
+        word's middle, "effective against ..." would be taken for the end of "...
+        ineffective against ...".)"""
+        if len(piece) < _EDGE or piece in self._sent or not _is_key(piece):
+            return None
+        n = len(piece)
+        longer = self._tails.get(piece[-_EDGE:], ()) if at_end else self._heads.get(piece[:_EDGE], ())
+        for sentence in longer:
+            if len(sentence) > n and (
+                not sentence[-n - 1].isalnum() and sentence.endswith(piece)
+                if at_end
+                else not sentence[n].isalnum() and sentence.startswith(piece)
+            ):
+                return self._sent[sentence]
+        return None
+
+    def record(
+        self,
+        text: str,
+        source_id: str,
+        keys: Sequence[str] | None = None,
+        around: Sequence[str] | None = None,
+    ) -> None:
+        """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
+        ``around``: the normalised sentences of the text :meth:`fresh` left it of, whose
+        order says what stood around each sentence (see _in_context)."""
+        if keys is None or around is None:
+            split = self._cache.split(text)  # (once, for either)
+            keys = split.keys if keys is None else keys
+            around = split.normal if around is None else around
+        sent = self._sent
+        self._note_context(around)
+        if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
+            # (kept in the text's order, so which of two sentences alike at their ends the
+            # ledger indexes never depends on the order of a set)
+            new = list(filter(set(keys).difference(sent).__contains__, keys))
+            sent.update(dict.fromkeys(new, source_id))
+            if self._indexing:
+                self._unindexed.append(new)
+            return
+        if self._indexing:
+            self._unindexed.append(keys)
+        for key in keys:
+            sent.setdefault(key, source_id)

@@ -1,0 +1,816 @@
+"""Sentences: the unit dedupe, counting and compression share.
+
+:func:`split_sentences` cuts a text at the ends of its sentences: rule-based, in
+one regex scan, keeping "$2.99", "Dr. Smith" and "U.S." whole, with blank lines
+and Markdown structure (headings, list items, table rows) ending sentences too.
+
+:class:`SentenceCache` splits each text once and normalises each distinct sentence
+once, for every stage that reads texts sentence by sentence: exact copies compare
+the normalised text, near-duplicates shingle its sentences (:func:`sentence_marks`),
+the ledger compares normalised sentences (those long enough to count as repeats,
+and which of them refer back or answer the one before), and token counts add up a
+text's sentence pieces. :func:`join_kept` puts the sentences a text keeps together
+again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar, cast
+
+from ._errors import InputError
+
+__all__ = [
+    "MIN_SENTENCE_WORDS",
+    "SentenceCache",
+    "Split",
+    "join_kept",
+    "normalise",
+    "sentence_marks",
+    "split_sentences",
+]
+
+#: curly quotes and apostrophes, read as straight ones ("Nintendo’s" is "Nintendo's")
+_FOLD = (("‘", "'"), ("’", "'"), ("‚", "'"), ("‛", "'"), ("“", '"'), ("”", '"'), ("„", '"'), ("‟", '"'))
+
+
+def normalise(text: str) -> str:
+    """Fold case, whitespace and curly quotes: the key for exact duplicates and repeated sentences."""
+    if not text.isascii():  # (a flag in CPython: most English text never gets here)
+        # (str.replace scans in C and leaves a text without the character as it is;
+        # str.translate with a table looks up every character, each miss an exception)
+        for curly, straight in _FOLD:
+            if curly in text:
+                text = text.replace(curly, straight)
+    # Most sentences hold only single spaces between words: lower case is all there is
+    # to do. (isprintable is False for every whitespace character but the space.)
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text.lower()
+    return " ".join(text.lower().split())
+
+
+_PUNCT = ".,;:!?()[]{}\"'“”‘’"
+
+
+def _plain(normal: str) -> list[str]:
+    """The words of a normalised text without their surrounding punctuation (every step in C)."""
+    return list(map(str.strip, normal.split(" "), itertools.repeat(_PUNCT))) if normal else []
+
+
+#: The shingles of a sentence a long text is compared by (see _dedupe.SHORT_TEXT): those
+#: whose first word starts with a digit from 0 to 4 or a letter other than the common
+#: initials a e g h i l n o r s t u w, found in the sentence's bytes.
+# (possessive quantifiers: the regex never backtracks into a word)
+_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}))")
+_NO_MARKS: frozenset[int] = frozenset()
+_T = TypeVar("_T")
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a lone surrogate is still a character to compare
+
+
+def sentence_marks(normal: str) -> tuple[int, ...]:
+    """The marks of one normalised sentence's sampled shingles (see _SAMPLED)."""
+    return tuple(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
+
+
+#: Sentences shorter than this many words ("Yes.") are never treated as repeats:
+#: removing them saves nothing and can strip meaning from the chunk around them.
+MIN_SENTENCE_WORDS = 3
+
+
+# Words that end in a period without ending a sentence ("Dr. Smith", "approx. 3").
+_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof sr jr st ste mt ft vs etc al approx appt apt dept est inc ltd co corp
+    cf ca gen gov sen rep rev hon sgt capt col lt maj cmdr jan feb mar apr jun jul aug sep sept
+    oct nov dec mon tue wed thu fri sat sun""".split()
+)
+# These abbreviate only before a number ("No. 5", "p. 12"); "said no. He" ends a sentence.
+_NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art sec ch".split())
+# A sentence ends at a run of ., ! or ? (with any closing quotes or brackets)
+# followed by whitespace and something that can start a sentence; or at a blank
+# line. The pieces of that rule, put together in _BOUNDARY; Python looks only at
+# the few periods that may follow an abbreviation, the regex decides the rest:
+#: the rest of a run of ends, and the closing quotes or brackets after it
+_RUN = r"""[.!?…]*["'”’)\]]*"""
+#: what may open a sentence before its first word
+_OPENERS = "\"'“‘(["
+#: what may start the next sentence (after the whitespace): a digit, a currency sign, or a
+#: capital of the Latin, Greek or Cyrillic alphabets ("Über", "Ça", "Łódź", "Это"; Latin
+#: Extended-A is taken whole, its capitals and small letters alternate)
+_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я])"""
+#: a blank line (a line of spaces or tabs, and a Windows line end), and the whitespace after it
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
+#: a line break, with the whitespace around it
+_LINE_BREAK = re.compile(r"[ \t\r]*\n\s*")
+#: Markdown that opens a line of its own: a heading ("## Pricing"), a list item ("- Free",
+#: "1. Open", "2) Press") or a table row ("| Plus | $2.99 |"); a line break before it ends
+#: the sentence before, as a blank line does. (Only these: hard-wrapped prose breaks its
+#: sentences at any word.)
+_OPENS_LINE = re.compile(r"#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t]|\|")
+#: the lines that end at their line break: a heading and a table row
+_ENDS_AT_BREAK = re.compile(r"[ \t]*(?:#{1,6}[ \t]|\|)")
+#: a numbered list item's number, which the splitter reads as a sentence ending in a period
+_LIST_NUMBER = re.compile(r"\d{1,3}\.")
+
+
+def _period_ends(text: str, at: int) -> bool:
+    """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence.
+
+    Looks back only as far as the period before it: a word holding that one is dotted
+    ("U.S.", "e.g."), and otherwise the word starts after it, so a long run of text
+    without spaces is read once, not once for each of its periods.
+    """
+    dot = text.rfind(".", 0, at)
+    if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
+        return False  # a dotted word: "U.S.", "e.g.", "x.yz."
+    found = _LAST_WORD.search(text, dot + 1, at)
+    word = found.group() if found else ""
+    word = word.lstrip(_OPENERS)
+    if not word:
+        return True
+    if len(word) == 1 and word.isalpha():  # "J. Smith"
+        return False
+    word = word.lower()
+    if word in _NUMBER_ABBREVIATIONS:  # "No. 5" but "said no. He"
+        follows = _NEXT_VISIBLE.match(text, at + 1)
+        return not (follows and follows.group(1).isdigit())
+    return word not in _ABBREVIATIONS
+
+
+_WHITESPACE = re.compile(r"\s")
+#: the word that ends where the search ends (possessive, and only from a word's start:
+#: one pass over the text searched)
+_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")
+#: the first visible character after some whitespace
+_NEXT_VISIBLE = re.compile(r"\s*(\S)")
+
+
+def _one_of(words: Iterable[str], length: int) -> str:
+    """A regex for any of ``words`` that has ``length`` letters (ASCII-only case folding,
+    as "ſt" is no "st" to _period_ends); empty when none has."""
+    known = sorted(w for w in words if len(w) == length)
+    return f"(?ai:{'|'.join(known)})" if known else ""
+
+
+def _easy_ends() -> str:
+    """Lookbehinds for periods _period_ends would call ends: after one digit, after two to
+    six ASCII letters and digits that are no abbreviation ("in 1901.", "the war."), or
+    after a word of up to seven characters without a period that ends in a closing
+    bracket or quote ("(2013).", '"man".'), each from whitespace or the start of the
+    text: most periods after a short word."""
+    alternatives = [r"(?<=(?<!\S)[0-9]\.)"]
+    for length in range(2, 7):
+        known = _one_of(_ABBREVIATIONS | _NUMBER_ABBREVIATIONS, length)
+        unknown = f"(?<!(?<!\\S){known}\\.)" if known else ""
+        alternatives.append(f"(?<=(?<!\\S)[A-Za-z0-9]{{{length}}}\\.){unknown}")
+    alternatives += [f"(?<=(?<!\\S)[^\\s.]{{{length}}}[)\"'”’\\]]\\.)" for length in range(7)]
+    return "|".join(alternatives)
+
+
+def _no_ends() -> str:
+    """Lookbehinds that fail for periods _period_ends would call no end: after one ASCII
+    letter ("J. Smith"), after a character that follows a period ("U.S."), or after an
+    abbreviation (not those that abbreviate only before a number), each from whitespace
+    or the start of the text."""
+    lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!\.\S\.)"]
+    for length in range(2, 7):
+        known = _one_of(_ABBREVIATIONS, length)
+        if known:
+            lookbehinds.append(f"(?<!(?<!\\S){known}\\.)")
+    return "".join(lookbehinds)
+
+
+def _boundary(ends: str) -> re.Pattern[str]:
+    """Every possible end of a sentence in one scan, for re.split, in text whose sentences
+    can end in the characters ``ends`` (a regex for one). Group 1 is the end (with the run
+    and closers after it); group 2 is empty when it is a period for _period_ends to decide
+    (None when the regex decided: "!", "?" or "…", a period after seven characters with no
+    whitespace, period or opening quote or bracket (no abbreviation is that long), or
+    _easy_ends); group 3 is the whitespace after it."""
+    others = "(?<=[!?…])|" if ends != r"\." else ""
+    return re.compile(
+        "("
+        + ends
+        + r"(?<![.!?…].)(?:"  # the first end of a run
+        + others
+        + r"""(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
+        + _easy_ends()
+        + r"|(?<=\.)"
+        + _no_ends()
+        + r"())"
+        + _RUN
+        + r")(\s+)"
+        + _STARTS
+    )
+
+
+#: Every end in any text; it starts with a plain character class, which lets the
+#: regex engine skip to the next candidate character.
+_BOUNDARY = _boundary("[.!?…]")
+#: The same for text without "!", "?" or "…": starting with a literal period, which
+#: the regex engine finds much faster than a character of a class.
+_PERIOD_BOUNDARY = _boundary(r"\.")
+
+
+def _split_at_ends(text: str) -> tuple[list[str], list[str]]:
+    """``text`` cut at the ends of its sentences: the sentences (the first with the
+    whitespace before it, the last with the whitespace after it) and the whitespace
+    between them. Blank lines are left to split_sentences."""
+    other_ends = "!" in text or "?" in text or "…" in text
+    parts = (_BOUNDARY if other_ends else _PERIOD_BOUNDARY).split(text)
+    bodies, ends, maybe, gaps = parts[0::4], parts[1::4], parts[2::4], parts[3::4]
+    sentences = [*map(operator.add, bodies, ends), bodies[-1]]
+    if maybe.count(None) == len(maybe):  # every end decided by the regex: all in C
+        return sentences, gaps
+    # Where each sentence ends, so that _period_ends can look at the periods left to it.
+    bounds = _bounds(sentences, gaps)
+    periods = itertools.compress(range(len(gaps)), map(operator.is_not, maybe, itertools.repeat(None)))
+    no_end = {k for k in periods if not _period_ends(text, bounds[2 * k + 1] - len(ends[k]))}
+    if not no_end:
+        return sentences, gaps
+    # Each run of sentences joined where no sentence ended, in one pass (joined one at a
+    # time, a text of thousands of "No. 5" was copied again for each).
+    joined, kept, run = [], [], [sentences[0]]
+    for k, gap in enumerate(gaps):
+        if k in no_end:
+            run += (gap, sentences[k + 1])
+        else:
+            joined.append("".join(run))
+            kept.append(gap)
+            run = [sentences[k + 1]]
+    joined.append("".join(run))
+    return joined, kept
+
+
+def _bounds(sentences: list[str], gaps: list[str], lead: int = 0) -> list[int]:
+    """Where the sentences and the whitespace between them start and end, in turn, after
+    ``lead`` characters."""
+    lengths = [0] * (2 * len(sentences) - 1)
+    lengths[0::2], lengths[1::2] = map(len, sentences), map(len, gaps)
+    return list(itertools.accumulate(lengths, initial=lead))
+
+
+def _spans_of(sentences: list[str], gaps: list[str], lead: int) -> list[tuple[int, int]]:
+    """Where each sentence lies in ``lead`` whitespace and then the sentences, the gaps between."""
+    bounds = iter(_bounds(sentences, gaps, lead))
+    return list(zip(bounds, bounds, strict=False))  # pairs of one iterator
+
+
+def _stripped(sentences: list[str]) -> int:
+    """Strip the whitespace before the first of :func:`_split_at_ends`'s sentences and after the
+    last, in place; returns how much came before."""
+    first = sentences[0]
+    sentences[0] = first.lstrip()
+    lead = len(first) - len(sentences[0])
+    sentences[-1] = sentences[-1].rstrip()  # (the first too, when it is the only one)
+    return lead
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans of ``text`` without surrounding whitespace.
+
+    Rule-based on purpose: it is fast (one regex scan; Python looks only at
+    periods after abbreviation-like words), predictable, and keeps "$2.99",
+    "Dr. Smith", "U.S." and initials inside their sentence. (The Punkt model of
+    nupunkt was tried first; it reads "the app. Press" as an abbreviation and
+    merges seed 001's sentences.)
+    """
+    if not isinstance(text, str):
+        raise InputError(f"split_sentences takes a str, got {type(text).__name__}: {text!r:.60}")
+    if not text or text.isspace():
+        return []
+    sentences, gaps = _split_at_ends(text)
+    spans = _spans_of(sentences, gaps, _stripped(sentences))
+    if "\n" not in text:  # most chunks
+        return spans
+    # A blank line also ends the sentence before it, wherever that ends (a heading, a
+    # list item without a period), and so does a line break before or after a line of
+    # Markdown structure (see _OPENS_LINE); one inside the whitespace after an end adds
+    # nothing.
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        for brk in _LINE_BREAK.finditer(text, start, end):
+            if not _ends_at_break(text, brk):
+                continue
+            stop = len(text[start : brk.start()].rstrip()) + start
+            if stop > start:
+                _add_span(out, text, start, stop)
+            start = brk.end()
+        _add_span(out, text, start, end)
+    return out
+
+
+def _add_span(out: list[tuple[int, int]], text: str, start: int, end: int) -> None:
+    """Add the sentence at ``start:end`` to ``out``, joined to the one before when that is
+    the number of a numbered list item on its line ("1." of "1. Open the app"), which the
+    splitter took for a sentence ending in a period."""
+    if out and _LIST_NUMBER.fullmatch(text, *out[-1]) and _at_line_start(text, out[-1][0]):
+        if "\n" not in text[out[-1][1] : start]:
+            start = out.pop()[0]
+    out.append((start, end))
+
+
+def _ends_at_break(text: str, brk: re.Match[str]) -> bool:
+    """Whether the line break ``brk`` ends the sentence it falls in: it is a blank line, or
+    the line after it opens with Markdown structure, or the line before it is a heading
+    or a table row."""
+    if brk.group().count("\n") > 1 or _OPENS_LINE.match(text, brk.end()):
+        return True
+    return _ENDS_AT_BREAK.match(text, text.rfind("\n", 0, brk.start()) + 1) is not None
+
+
+def _at_line_start(text: str, at: int) -> bool:
+    """Whether only spaces or tabs stand between ``text[at]`` and the start of its line."""
+    return not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t")
+
+
+class Split:
+    """One text cut into sentences: where they are, each normalised, and those that count
+    as repeats."""
+
+    __slots__ = ("_gaps", "_lead", "_pieces", "_spans", "kept", "keys", "normal", "sentences")
+
+    def __init__(
+        self,
+        spans: list[tuple[int, int]] | None,
+        normal: list[str],
+        keys: tuple[str, ...],
+        sentences: list[str] | None = None,
+        *,
+        gaps: list[str] | None = None,
+        lead: int = 0,
+        pieces: tuple[str, ...] | None = None,
+        kept: bool = False,
+    ) -> None:
+        self._spans = spans
+        #: when spans is None, they are worked out from the sentences and either the
+        #: whitespace between them (and ``lead`` before the first) or ``pieces``, one a sentence
+        self._gaps, self._lead, self._pieces = gaps, lead, pieces
+        self.normal = normal
+        #: the normalised sentences long enough to count as repeats (MIN_SENTENCE_WORDS)
+        self.keys = keys
+        #: the sentences themselves, when the split kept them (see SentenceCache.keep)
+        self.sentences = sentences
+        #: True when the split is what the ledger left of a longer text (SentenceCache.keep):
+        #: a split of this text alone need not find the same sentences (the sentences
+        #: before and after a removed one may read as one)
+        self.kept = kept
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        """Where each sentence lies in the text (worked out when first asked: the ledger
+        builds what it leaves from the sentences themselves)."""
+        if self._spans is None:
+            assert self.sentences is not None
+            if self._pieces is not None:  # each sentence ends its piece
+                ends = list(itertools.accumulate(map(len, self._pieces)))
+                self._spans = list(zip(map(operator.sub, ends, map(len, self.sentences)), ends, strict=True))
+            else:
+                assert self._gaps is not None
+                self._spans = _spans_of(self.sentences, self._gaps, self._lead)
+        return self._spans
+
+    @property
+    def key(self) -> str:
+        """The whole text normalised, as :func:`normalise` (sentences split only at whitespace)."""
+        return " ".join(self.normal)
+
+
+#: The whitespace a text's count may be cut before (see SentenceCache.pieces).
+_PIECE_CUTS = frozenset(" \t")
+
+
+class SentenceCache:
+    """Each text split into sentences once, and each distinct sentence normalised once.
+
+    Every dedupe stage reads texts through one cache: exact copies compare
+    :attr:`Split.key`, near-duplicates shingle its words, the ledger compares
+    the normalised sentences, and token counts add up the sentences (see
+    :meth:`pieces`). Retrieved windows overlap, so most sentences recur across
+    candidates and are normalised once.
+    """
+
+    __slots__ = (
+        "_anaphora",
+        "_answers",
+        "_grown",
+        "_is_key",
+        "_keys",
+        "_marks",
+        "_normal",
+        "_pieces",
+        "_plain",
+        "_splits",
+        "_tokens",
+        "_words",
+    )
+
+    def __init__(self) -> None:
+        self._splits: dict[str, Split] = {}
+        self._normal: dict[str, str] = {}
+        #: the normalised sentences that count as repeats, and the test for one (run in C)
+        self._keys: set[str] = set()
+        self._anaphora: set[str] = set()  # those of them that refer back (see refer_back)
+        self._answers: set[str] = set()  # see short_answers
+        self._is_key = self._keys.__contains__
+        self._pieces: dict[str, tuple[str, ...]] = {}
+        self._marks: dict[str, tuple[int, ...]] = {}
+        self._words: dict[str, int] = {}  # words in each normalised sentence
+        self._plain: dict[str, list[str]] = {}  # and those words without punctuation
+        self._grown: dict[str, tuple[str, str, str]] = {}  # see grown
+        self._tokens: dict[str, int] = {}  # see tokens
+
+    def split(self, text: str) -> Split:
+        """``text`` cut into sentences, each normalised (once: a text asked again gets the same)."""
+        done = self._splits.get(text)
+        if done is None:
+            gaps: list[str] | None = None
+            spans: list[tuple[int, int]] | None = None
+            lead = 0
+            if "\n" in text or not text or text.isspace():
+                spans = split_sentences(text)
+                sentences = [text[s:e] for s, e in spans]
+            else:  # the common case: the sentences come cut, without a slice each
+                sentences, gaps = _split_at_ends(text)
+                if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
+                    # each piece is a sentence with the whitespace before it (see pieces)
+                    self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
+                lead = _stripped(sentences)
+            normal = self._normal
+            found = list(map(normal.get, sentences))
+            if None in found:
+                found = [
+                    k if k is not None else self._normalise(sentence)
+                    for k, sentence in zip(found, sentences, strict=True)
+                ]
+            keys = cast(list[str], found)
+            done = Split(spans, keys, self.keys_of(keys), sentences, gaps=gaps, lead=lead)
+            self._splits[text] = done
+        return done
+
+    def split_grown(self, text: str, known: str) -> Split:
+        """:meth:`split` of ``text``, which starts or ends with ``known``, a text split here before.
+
+        Neighbours merging into one source make a longer text each time: a document
+        retrieved as a thousand touching windows was split again, whole, for each of
+        them. Here only what the text adds is split, with the piece of ``known`` next
+        to it (see _split_after and _split_before). A known text the ledger left (a
+        source that lost sentences) is split whole again: its sentences came from a
+        longer text, and alone the sentences around a removed one may read as one.
+        """
+        done = self._splits.get(text)
+        if done is not None:
+            return done
+        split = self._splits.get(known)
+        if split is None or split.kept:
+            return self.split(text)
+        if text.startswith(known):
+            if _near_structure(text, len(known) - len(self._pieces_of(known)[-1])):
+                return self.split(text)
+            return self._split_after(text, known, split)
+        if text.endswith(known):
+            shift = len(text) - len(known)
+            if _near_structure(text, shift) or _near_structure(text, shift + len(self._pieces_of(known)[0])):
+                return self.split(text)
+            return self._split_before(text, known, split)
+        return self.split(text)
+
+    def _split_after(self, text: str, prefix: str, known: Split) -> Split:
+        """``text``, which starts with ``prefix`` (split as ``known``), split from where the
+        prefix's last counting piece starts (see :meth:`pieces`: the end of a sentence,
+        and the space or tab after it). That is a place where both texts end a sentence
+        the same way: an end is decided by what lies before it, back to whitespace or
+        the period before it, and by the whitespace and character after it, so no end
+        after the cut looks past the space there, and no end before it looks past the
+        prefix's end."""
+        pieces = self._pieces_of(prefix)
+        cut = len(prefix) - len(pieces[-1])
+        if 2 * cut < len(text):  # little of it to keep (a window joining a source in front)
+            return self.split(text)
+        before = len(known.spans)  # the prefix's sentences before the cut
+        while before and known.spans[before - 1][0] >= cut:
+            before -= 1
+        tail = text[cut:]
+        rest = self.split(tail)
+        return self._spliced(
+            text,
+            ((prefix, known, slice(before), 0), (tail, rest, slice(None), cut)),
+            pieces[:-1] + self._pieces_of(tail),
+            (prefix, pieces[-1], tail),
+        )
+
+    def _split_before(self, text: str, suffix: str, known: Split) -> Split:
+        """``text``, which ends with ``suffix`` (split as ``known``; a window joined a source
+        in front), split again up to the end of the suffix's first counting piece: the
+        mirror of _split_after. An end after that place looks back no further than the
+        space before it. The end there looks back to the last word before it, which must
+        start inside the suffix: when the first piece is one word (the text in front may
+        make one word with it, as "U" and ".S."), the second is split again too."""
+        pieces = self._pieces_of(suffix)
+        # the pieces split again: the first, or the first two when the first is one word
+        # (the second starts with whitespace)
+        again = 1 if _WHITESPACE.search(pieces[0].lstrip()) else 2
+        cut = sum(map(len, pieces[:again]))  # where the rest of the suffix starts
+        if len(pieces) <= again or 2 * (len(suffix) - cut) < len(text):
+            return self.split(text)
+        after = 0  # the suffix's sentences before the cut
+        while after < len(known.spans) and known.spans[after][0] < cut:
+            after += 1
+        shift = len(text) - len(suffix)
+        head = text[: shift + cut]
+        rest = self.split(head)
+        return self._spliced(
+            text,
+            ((head, rest, slice(None), 0), (suffix, known, slice(after, None), shift)),
+            self._pieces_of(head) + pieces[again:],
+            (suffix, suffix[:cut], head),
+        )
+
+    def _spliced(
+        self,
+        text: str,
+        runs: tuple[tuple[str, Split, slice, int], ...],
+        pieces: tuple[str, ...],
+        grown: tuple[str, str, str],
+    ) -> Split:
+        """``text`` split as ``runs`` laid end to end, and recorded: each run a text split
+        here, its split, the slice of its sentences that ``text`` holds, and where that
+        text starts in ``text``. ``pieces`` are ``text``'s counting pieces, ``grown`` what
+        its count follows from (see :meth:`grown`)."""
+        spans: list[tuple[int, int]] = []
+        normal: list[str] = []
+        sentences: list[str] = []
+        for part, split, which, at in runs:
+            # (a run at the start is taken as it is, in C: the text merged before, each time)
+            spans += split.spans[which] if at == 0 else [(s + at, e + at) for s, e in split.spans[which]]
+            normal += split.normal[which]
+            sentences += _sentences(part, split)[which]
+        self._pieces[text] = pieces
+        self._grown[text] = grown
+        done = self._splits[text] = Split(spans, normal, self.keys_of(normal), sentences)
+        return done
+
+    def _pieces_of(self, text: str) -> tuple[str, ...]:
+        """:meth:`pieces` of a text split here (never None then)."""
+        pieces = self.pieces(text)
+        assert pieces is not None
+        return pieces
+
+    def forget(self, text: str) -> list[str]:
+        """Let go of what was kept of ``text`` (a merged source's text that a longer one
+        replaced) and of the part it grew by (see grown); returns those of them whose token
+        count was not kept here (see tokens), which a caller's counter may hold."""
+        gone = [text]
+        grown = self._grown.pop(text, None)
+        if grown is not None:
+            gone.append(grown[2])
+        for done in gone:
+            self._splits.pop(done, None)
+            self._pieces.pop(done, None)
+        return [done for done in gone if self._tokens.pop(done, None) is None]
+
+    def tokens(self, text: str) -> int | None:
+        """The token count a packer kept for a text grown here (see :meth:`grown`), if any.
+
+        Kept here, by the text (whose hash Python keeps), rather than in the
+        counter by the text escaped: a document's windows merging one by one
+        would otherwise have each merged text escaped and hashed whole again to
+        find its count, and the next one's."""
+        return self._tokens.get(text)
+
+    def keep_tokens(self, text: str, n: int) -> None:
+        """Keep ``n`` as the token count of ``text``, a text grown here, until it is forgotten."""
+        self._tokens[text] = n
+
+    def grown(self, text: str) -> tuple[str, str, str] | None:
+        """(known, piece, part) when ``text`` was split from a text split before: ``text`` is
+        ``known`` with ``piece``, its last counting piece (grown behind) or its first (grown
+        in front), replaced by ``part`` (see :meth:`split_grown`). Token counts add up at a piece's start
+        (with the OpenAI encodings; only then is this read), so the text's count is
+        known's, less the piece's, plus the part's."""
+        return self._grown.get(text)
+
+    def _normalise(self, sentence: str) -> str:
+        """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
+        key = self._normal[sentence] = normalise(sentence)
+        words = self._words[key] = key.count(" ") + 1
+        if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
+            if key[0] in "#|" and _STRUCTURE.match(key):
+                return key  # a heading or a table row: it labels what follows (see _STRUCTURE)
+            self._keys.add(key)
+            if _REFERS_BACK.match(key):
+                self._anaphora.add(key)
+        elif _ANSWERS.match(key) and _ENDS_SENTENCE.search(key):
+            self._answers.add(key)
+        return key
+
+    @property
+    def short_answers(self) -> set[str]:
+        """The normalised sentences split here too short to count as repeats that answer or
+        qualify the sentence before them ("No.", "Not anymore.", "It is.", "$5 only."; see
+        _ANSWERS and Ledger.fresh). Read, not changed, by its users."""
+        return self._answers
+
+    @property
+    def refer_back(self) -> set[str]:
+        """The normalised sentences split here that open with a word pointing at what came
+        before them ("That claim is false.", "It was built in 1901."): what they say depends
+        on it (see Ledger). Read, not changed, by its users."""
+        return self._anaphora
+
+    def word_count(self, normal: str) -> int:
+        """How many words a normalised sentence of a text split here has."""
+        return self._words[normal]
+
+    def words(self, split: Split) -> int:
+        """How many words the text has (as ``len(split.key.split(" "))``), from its sentences."""
+        return sum(map(self._words.__getitem__, split.normal))
+
+    def keys_of(self, normal: Iterable[str]) -> tuple[str, ...]:
+        """Those of the normalised sentences (of texts split here) that count as repeats."""
+        return tuple(filter(self._is_key, normal))
+
+    def keep(
+        self, text: str, split: Split, keep: list[bool], normal: list[str], keys: tuple[str, ...]
+    ) -> str:
+        """What is left of ``text`` (split as ``split``) keeping the sentences ``keep`` marks
+        (``normal`` and ``keys``: theirs), as :func:`join_kept` leaves it; recorded as split,
+        and cut into counting pieces, so that neither is done again.
+
+        A line whose pieces are its sentences is put together from those pieces, each
+        run of kept sentences as it stood: most of them are already counted, and the
+        spans of its sentences are never needed.
+        """
+        if True not in keep:
+            return ""
+        pieces = self._pieces.get(text)
+        sentences = split.sentences
+        # (only a line: where a blank line stood between two runs, join_kept keeps one, and
+        # the pieces, cut at the space before it, would join them with a space)
+        if pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text:
+            joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
+            if joined not in self._splits:
+                self._splits[joined] = Split(spans, normal, keys, kept=True)
+            return joined
+        # Runs of kept sentences joined by a space (a line has no blank line in it): the
+        # first piece of each run is its sentence, after one space but for the first run.
+        joined_pieces = list(itertools.compress(pieces, keep))
+        place = list(itertools.accumulate(keep))  # 1 + where each kept sentence's piece goes
+        starts = itertools.compress(range(len(keep)), map(operator.gt, keep, [False, *keep[:-1]]))
+        first = next(starts)
+        joined_pieces[0] = sentences[first]
+        for k in starts:
+            piece = pieces[k]
+            if piece[0] != " " or len(piece) != len(sentences[k]) + 1:  # not one space before it
+                joined_pieces[place[k] - 1] = " " + sentences[k]
+        if keep[-1]:
+            joined_pieces[-1] = joined_pieces[-1].rstrip()  # the text's own last sentence
+        joined = "".join(joined_pieces)
+        if joined not in self._splits:
+            cut = self._pieces[joined] = tuple(joined_pieces)
+            left = list(itertools.compress(sentences, keep))
+            self._splits[joined] = Split(None, normal, keys, left, pieces=cut, kept=True)
+        return joined
+
+    def marks(self, split: Split) -> frozenset[int]:
+        """The marks of a long text's sampled shingles: those of its sentences (see _SAMPLED)."""
+        return _NO_MARKS.union(*_per_sentence(self._marks, sentence_marks, split))
+
+    def plain_words(self, split: Split) -> list[str]:
+        """The text's words without case or surrounding punctuation (as _plain(split.key))."""
+        words: Iterator[list[str]] = _per_sentence(self._plain, _plain, split)
+        return list(itertools.chain.from_iterable(words))
+
+    def pieces(self, text: str) -> tuple[str, ...] | None:
+        """``text`` cut before each space or tab that follows a sentence; None if never split.
+
+        Each piece is a sentence with the whitespace before it. For both OpenAI
+        encodings a text's count is the sum of its pieces' counts (see
+        TiktokenTokenizer), and pieces recur across overlapping candidates, so
+        they are what gets counted. A sentence followed by a line break stays
+        with the next one, since punctuation and line breaks tokenize together.
+        Kept: the prefetch, admission and the manifest all ask.
+        """
+        done = self._pieces.get(text)
+        if done is None:
+            split = self._splits.get(text)
+            if split is None:
+                return None
+            cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in _PIECE_CUTS), len(text)]
+            done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
+        return done
+
+
+#: what may make a line break end a sentence by what its lines hold (see _near_structure)
+_STRUCTURE_MARK = re.compile(r"[#|]|^[ \t]*\d", re.MULTILINE)
+#: a list item's number, read by a part split alone as opening its first line
+_OPENS_NUMBERED = re.compile(r"[ \t]*\d")
+
+
+def _near_structure(text: str, at: int) -> bool:
+    """Whether, around ``at``, where split_grown joins what it splits again to sentences it
+    split before, Markdown structure may decide where a sentence ends (see split_sentences):
+    in the line holding ``text[at]`` or the next one, or opening a line at ``at`` (as the
+    part split alone reads it). A line break there ends a sentence by what its lines hold
+    (a heading, a list item's number), which a split of part of the text reads otherwise:
+    the text is then split whole."""
+    if "\n" not in text:
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    nl = text.find("\n", at)
+    end = -1 if nl < 0 else text.find("\n", nl + 1)
+    end = len(text) if end < 0 else end
+    return _STRUCTURE_MARK.search(text, start, end) is not None or _OPENS_NUMBERED.match(text, at) is not None
+
+
+def _sentences(text: str, split: Split) -> list[str]:
+    """The sentences of ``text``, split as ``split`` (kept there, or cut from its spans)."""
+    if split.sentences is not None:
+        return split.sentences
+    return [text[start:end] for start, end in split.spans]
+
+
+def _sentence(text: str, split: Split, k: int) -> str:
+    """Sentence ``k`` of ``text``, split as ``split`` (as :func:`_sentences` has it, alone)."""
+    if split.sentences is not None:
+        return split.sentences[k]
+    start, end = split.spans[k]
+    return text[start:end]
+
+
+def _per_sentence(known: dict[str, _T], make: Callable[[str], _T], split: Split) -> Iterator[_T]:
+    """``make`` of each of the split's normalised sentences, each distinct one made once
+    (kept in ``known``): overlapping windows share most of their sentences."""
+    for normal in split.normal:
+        if normal not in known:
+            known[normal] = make(normal)
+    return map(known.__getitem__, split.normal)
+
+
+def _key(sentence: str) -> str | None:
+    key = normalise(sentence)
+    return key if _is_key(key) else None
+
+
+def _is_key(normal: str) -> bool:
+    """Whether a normalised sentence is long enough to count as a repeat (MIN_SENTENCE_WORDS)."""
+    return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
+
+
+#: A short sentence that answers or qualifies the one before it: it opens with a yes or a
+#: no, a word of degree, a word pointing back ("It is.") or a figure ("$5 only."), and
+#: ends as a sentence ends. (Not any short sentence: a splitter's slip, "Marie, Ontario."
+#: after "Sault Ste.", needs no sentence kept for it.)
+_ANSWERS = re.compile(
+    r"""["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct|incorrect|right"""
+    r"""|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
+    r"""|either|agreed|confirmed|denied|this|that|these|those|it|its|they|them|he|she|both"""
+    r"""|such)\b|[$€£]?\d)"""
+)
+#: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
+#: sentences after it, and a table's header row its rows; each window under it keeps it.
+_STRUCTURE = re.compile(r"#{1,6} |\|")
+#: Words that, opening a sentence, point at what came before it: such a sentence sent
+#: after other text says something else there (see Ledger.fresh).
+_REFERS_BACK = re.compile(
+    r"""["'“”‘’(\[]*(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
+    r"""|such|both|former|latter)\b"""
+)
+#: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
+_ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
+
+
+def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a
+    space, or by a blank line or a line break where one stood between them (a heading stays
+    apart from the sentence after it)."""
+    return _join_kept(text, spans)[0]
+
+
+def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`join_kept`, and where each kept span lies in the joined text."""
+    parts: list[str] = []
+    moved: list[tuple[int, int]] = []
+    run_start = run_end = -1  # the run being built (none yet)
+    shift = 0  # how far the current run moves to the left in the joined text
+    for start, end in spans:
+        if run_end >= 0 and not text[run_end:start].strip():  # only whitespace between: the same run
+            run_end = end
+        else:
+            if run_end >= 0:
+                gap = "\n\n" if _BLANK_LINE.search(text, run_end, start) else " "
+                if gap == " " and "\n" in text[run_end:start]:
+                    gap = "\n"  # (a heading, a list item or a table row stays on its line)
+                parts += (text[run_start:run_end], gap)
+            shift = start - sum(map(len, parts))
+            run_start, run_end = start, end
+        moved.append((start - shift, end - shift))
+    if run_end >= 0:
+        parts.append(text[run_start:run_end])
+    return "".join(parts), moved
