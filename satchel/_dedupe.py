@@ -40,6 +40,7 @@ from ._sentences import (
     _utf8,
     join_kept,
     normalise,
+    spaced_out,
     split_sentences,
 )
 
@@ -102,7 +103,7 @@ def _masked_words(text: str) -> list[str]:
     # apart by difference, on the words as written.)
     # (on the text lower-cased first: the patterns then need no case folding, which made
     # the number words' alternation five times slower)
-    text = _NUMBERISH.sub(" # ", _NAMEISH.sub(" @ ", text).lower())
+    text = _NUMBERISH.sub(" # ", _NAMEISH.sub(" @ ", spaced_out(text)).lower())
     text = _LOWER_NUMBER_WORD.sub(" # ", text)
     text = _LOWER_NEGATION.sub(" ", text)
     return _NEGATING_PREFIX.sub("", text).split()
@@ -214,8 +215,8 @@ def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
 
 
 def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
-    """``text``'s words without case or surrounding punctuation, one for each of ``text.split()``;
-    kept in ``words`` for the next comparison."""
+    """``text``'s words without case or surrounding punctuation, one for each of
+    ``spaced_out(text).split()``; kept in ``words`` for the next comparison."""
     found = words.get(text)
     if found is None:
         found = words[text] = _plain(normalise(text))
@@ -252,7 +253,7 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
 
 def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | None:
     """:func:`difference` of two texts known not to be one window shifted."""
-    left, right = a.split(), b.split()
+    left, right = spaced_out(a).split(), spaced_out(b).split()  # (one for each plain word)
     plain_left, plain_right = _plain_words(a, words), _plain_words(b, words)
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
     # then judge the original words where the texts differ. The ends are what lies

@@ -31,6 +31,7 @@ __all__ = [
     "join_kept",
     "normalise",
     "sentence_marks",
+    "spaced_out",
     "split_sentences",
 ]
 
@@ -57,8 +58,25 @@ _PUNCT = ".,;:!?()[]{}\"'“”‘’"
 
 
 def _plain(normal: str) -> list[str]:
-    """The words of a normalised text without their surrounding punctuation (every step in C)."""
+    """The words of a normalised text without their surrounding punctuation (every step in C;
+    a Chinese or Japanese character is a word, see spaced_out)."""
+    if not normal.isascii():
+        normal = " ".join(spaced_out(normal).split())
     return list(map(str.strip, normal.split(" "), itertools.repeat(_PUNCT))) if normal else []
+
+
+#: Chinese characters, Hiragana and Katakana: the scripts that run their words together
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def spaced_out(text: str) -> str:
+    """``text`` with a space on either side of each Chinese or Japanese character. Those
+    scripts run their words together, so where texts are compared word by word (shingles,
+    differences) each character counts as a word: a Chinese text was one word, and any
+    two that held a number (masked whole) met as near-duplicates."""
+    if text.isascii() or not _UNSPACED.search(text):
+        return text
+    return _UNSPACED.sub(r" \g<0> ", text)
 
 
 #: The shingles of a sentence a long text is compared by (see _dedupe.SHORT_TEXT): those
@@ -287,6 +305,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         return []
     sentences, gaps = _split_at_ends(text)
     spans = _spans_of(sentences, gaps, _stripped(sentences))
+    if _has_cjk_ends(text):
+        spans = _cut_at_cjk_ends(text, spans)
     if "\n" not in text:  # most chunks
         return spans
     # A blank line also ends the sentence before it, wherever that ends (a heading, a
@@ -303,6 +323,29 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
                 _add_span(out, text, start, stop)
             start = brk.end()
         _add_span(out, text, start, end)
+    return out
+
+
+def _has_cjk_ends(text: str) -> bool:
+    """Whether ``text`` holds a Chinese or Japanese full stop, exclamation or question mark
+    (looked for only in text that is not ASCII: a flag in CPython)."""
+    return not text.isascii() and ("。" in text or "！" in text or "？" in text)
+
+
+#: The end of a Chinese or Japanese sentence: 。, ！ or ？, which need no space after them,
+#: and any space after it, before the next sentence's first character. (Not before a
+#: closing quote or bracket: "彼は「行く。」と言った。" is one sentence quoting another.)
+_CJK_END = re.compile(r"[。！？]+(\s*)(?=[^\s」』）】〕”’\"')\]])")
+
+
+def _cut_at_cjk_ends(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` cut again at the ends of Chinese and Japanese sentences (see _CJK_END)."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        for found in _CJK_END.finditer(text, start, end):
+            out.append((start, found.start(1)))
+            start = found.end()
+        out.append((start, end))
     return out
 
 
@@ -433,7 +476,7 @@ class SentenceCache:
             gaps: list[str] | None = None
             spans: list[tuple[int, int]] | None = None
             lead = 0
-            if "\n" in text or not text or text.isspace():
+            if "\n" in text or not text or text.isspace() or _has_cjk_ends(text):
                 spans = split_sentences(text)
                 sentences = [text[s:e] for s, e in spans]
             else:  # the common case: the sentences come cut, without a slice each
@@ -600,7 +643,7 @@ class SentenceCache:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
         words = self._words[key] = key.count(" ") + 1
-        if words >= MIN_SENTENCE_WORDS:  # as _is_key, with the words counted once
+        if words >= MIN_SENTENCE_WORDS or _long_cjk(key):  # as _is_key, with the words counted once
             if key[0] in "#|" and _STRUCTURE.match(key):
                 return key  # a heading or a table row: it labels what follows (see _STRUCTURE)
             self._keys.add(key)
@@ -759,8 +802,25 @@ def _key(sentence: str) -> str | None:
 
 
 def _is_key(normal: str) -> bool:
-    """Whether a normalised sentence is long enough to count as a repeat (MIN_SENTENCE_WORDS)."""
-    return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS
+    """Whether a normalised sentence is long enough to count as a repeat (MIN_SENTENCE_WORDS,
+    or MIN_CJK_CHARACTERS)."""
+    return normal.count(" ") + 1 >= MIN_SENTENCE_WORDS or _long_cjk(normal)
+
+
+#: Chinese, Japanese and Korean text runs its words together: a sentence of this many of
+#: their characters or more is long enough to count as a repeat ("是的。", yes, is not).
+MIN_CJK_CHARACTERS = 6
+#: Chinese characters, Hiragana, Katakana and Hangul syllables
+_CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _long_cjk(normal: str) -> bool:
+    """Whether a normalised sentence holds MIN_CJK_CHARACTERS Chinese, Japanese or Korean
+    characters (looked for only in text that is not ASCII)."""
+    if normal.isascii():
+        return False
+    found = _CJK_CHARACTER.finditer(normal)
+    return sum(1 for _ in itertools.islice(found, MIN_CJK_CHARACTERS)) >= MIN_CJK_CHARACTERS
 
 
 #: A short sentence that answers or qualifies the one before it: it opens with a yes or a
@@ -789,7 +849,8 @@ _ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
 def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """The kept spans of ``text``: adjacent ones verbatim as written, separate runs joined by a
     space, or by a blank line or a line break where one stood between them (a heading stays
-    apart from the sentence after it)."""
+    apart from the sentence after it), or by nothing where sentences stood together
+    (Chinese and Japanese ones need no space)."""
     return _join_kept(text, spans)[0]
 
 
@@ -807,6 +868,8 @@ def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[t
                 gap = "\n\n" if _BLANK_LINE.search(text, run_end, start) else " "
                 if gap == " " and "\n" in text[run_end:start]:
                     gap = "\n"  # (a heading, a list item or a table row stays on its line)
+                elif not (text[run_end].isspace() or text[start - 1].isspace()):
+                    gap = ""  # sentences that stood together (Chinese, Japanese) stay so
                 parts += (text[run_start:run_end], gap)
             shift = start - sum(map(len, parts))
             run_start, run_end = start, end

@@ -741,8 +741,8 @@ def _hostile_texts(rng: random.Random, words: list[str] | None = None) -> list[s
     words = [*tricky, "Why?!", "…", "A", "Smith", "x", "(Dr.", "a.b.", "“A”.", "Mrs.", "St.", "The", "sent"]
     words += ["it", "&", "<b>"]
     marks = [" ", " ", " ", "  ", "\t", "\xa0", "", "(", '"', "\n", "\n\n", " \n \t\n", "\r\n"]
-    # a quarter of them with Markdown structure (see split_sentences)
-    markdown = [*marks, "\n# ", " # ", "\n- ", "\n1. ", "\n| ", " | "]
+    # a quarter of them with Markdown structure and Chinese sentence ends (see split_sentences)
+    markdown = [*marks, "\n# ", " # ", "\n- ", "\n1. ", "\n| ", " | ", "。", "是的。", "！」", "？ "]
     texts = [
         "".join(
             rng.choice(words) + rng.choice(markdown if n % 4 == 0 else marks)
@@ -929,3 +929,43 @@ def test_what_is_left_only_short_sentences_is_not_sent_alone():
         entry = r.entry("b")
         assert entry.status == "dropped" and entry.duplicate_of == "a"
         assert f"what is left ({left!r}) says nothing alone" in entry.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (
+            "价格是每月2.99美元。它每月自动续订。可以随时取消！",
+            ["价格是每月2.99美元。", "它每月自动续订。", "可以随时取消！"],
+        ),
+        ("これはペンです。あれは本ですか？ はい。", ["これはペンです。", "あれは本ですか？", "はい。"]),
+        # an end inside quotes goes on with the sentence that quotes it
+        ("彼は「行く。」と言った。次の日に出発した。", ["彼は「行く。」と言った。", "次の日に出発した。"]),
+        ("Apple 的价格上涨了。 The price rose.", ["Apple 的价格上涨了。", "The price rose."]),
+    ],
+)
+def test_chinese_and_japanese_sentences_end_without_a_space(text, sentences):
+    # (。, ！ and ？ ended nothing: a whole CJK window was one sentence, never a repeat)
+    assert [text[s:e] for s, e in split_sentences(text)] == sentences
+
+
+def test_chinese_windows_without_offsets_do_not_repeat_their_overlap():
+    a = "该计划每月收费2.99美元。订阅每月自动续订一次。"
+    b = "订阅每月自动续订一次。年度计划每年收费29.99美元。"
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "多少钱？")
+    assert [s.text for s in r.sources] == [a, "年度计划每年收费29.99美元。"]
+    # a sentence of a few characters is too short to count as a repeat, as "Yes." is
+    r = satchel.pack([{"id": "a", "text": "是的。" + a}, {"id": "b", "text": "是的。" + b}], "多少钱？")
+    assert [s.text for s in r.sources][1] == "是的。年度计划每年收费29.99美元。"
+
+
+def test_chinese_texts_are_compared_character_by_character():
+    # (with no spaces, a Chinese text was one word, masked whole for holding a digit:
+    # any two that held numbers were near-duplicates or conflicting)
+    price = "该计划每月收费2.99美元，包括所有功能。"
+    r = satchel.pack(
+        [{"id": "a", "text": price}, {"id": "b", "text": "东京的人口在2020年超过了1400万人。"}], "q?"
+    )
+    assert [(e.status, e.conflicts_with) for e in r.manifest] == [("kept", ()), ("kept", ())]
+    r = satchel.pack([{"id": "a", "text": price}, {"id": "b", "text": price.replace("2.99", "3.99")}], "q?")
+    assert [(e.status, e.conflicts_with) for e in r.manifest] == [("kept", ("b",)), ("kept", ("a",))]
