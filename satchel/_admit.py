@@ -536,7 +536,8 @@ def _other_version(chunk: Chunk, place: Place, touching: Sequence[Draft]) -> str
 def _already_sent(fresh: Fresh, what: str) -> Decision:
     """A chunk dropped because ``what`` of it (every sentence, all it adds) was already sent."""
     where = sorted(set(fresh.sent_in))
-    left = f"; what is left ({fresh.alone!r}) says nothing alone" if fresh.alone else ""
+    # (what is left, too short to send alone: see Ledger.fresh)
+    left = f" but {fresh.alone!r}, which says nothing alone" if fresh.alone else ""
     return Decision(
         "dropped",
         f"duplicate: {what} was already sent (in {', '.join(where)}){left}",

@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 
 from ._sentences import (
     _PUNCT,
+    _UNSPACED,
     SentenceCache,
     Split,
+    _has_cjk_ends,
     _key,
     _plain,
     _utf8,
@@ -143,7 +145,9 @@ def _is_detail(word: str) -> bool:
     core = word.strip(_PUNCT)
     if not core:
         return False
-    if _is_figure(core):
+    if _is_figure(core) or _UNSPACED.search(core):
+        # (Chinese or Japanese: no word list can tell a negation or a number there, "できます" /
+        # "できません", "包含" / "不包含": any change is a detail, and the texts both stay)
         return True
     return any(
         (part[0].isupper() and part.lower() not in _COMMON) or part.lower() in _DECISIVE
@@ -159,7 +163,12 @@ def _is_figure(word: str) -> bool:
         any(ch.isdigit() for ch in core)
         or bool(_NUMBER_WORD.search(core))  # ("twenty-one" holds one)
         or _is_negation(core)
+        or (not core.isascii() and _CJK_FIGURE.search(core) is not None)
     )
+
+
+#: Chinese and Japanese numerals and negations ("九元", "不包含"): figures, as digits are
+_CJK_FIGURE = re.compile(r"[零〇一二三四五六七八九十百千万萬亿億两兩不没沒无無非未否别別]")
 
 
 def _is_negation(word: str) -> bool:
@@ -215,12 +224,20 @@ def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
 
 
 def _plain_words(text: str, words: dict[str, list[str]]) -> list[str]:
-    """``text``'s words without case or surrounding punctuation, one for each of
-    ``spaced_out(text).split()``; kept in ``words`` for the next comparison."""
+    """``text``'s words without case or surrounding punctuation, one for each of ``_words(text)``;
+    kept in ``words`` for the next comparison."""
     found = words.get(text)
     if found is None:
-        found = words[text] = _plain(normalise(text))
+        found = words[text] = _plain(normalise(" ".join(_words(text))))
     return found
+
+
+def _words(text: str) -> list[str]:
+    """``text.split()``, but for Chinese and Japanese sentences, which stand together without
+    a space: each is cut from the next, as SentenceCache.plain_words cuts them."""
+    if not _has_cjk_ends(text):
+        return text.split()
+    return [word for start, end in split_sentences(text) for word in text[start:end].split()]
 
 
 #: Words a changed detail spans: a replacement at an end longer than this on
@@ -253,7 +270,7 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
 
 def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | None:
     """:func:`difference` of two texts known not to be one window shifted."""
-    left, right = spaced_out(a).split(), spaced_out(b).split()  # (one for each plain word)
+    left, right = _words(a), _words(b)  # (one for each plain word)
     plain_left, plain_right = _plain_words(a, words), _plain_words(b, words)
     # Align on words without case or surrounding punctuation ("month." = "Month!"),
     # then judge the original words where the texts differ. The ends are what lies

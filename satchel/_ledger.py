@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from ._dedupe import _is_figure
 from ._sentences import (
     _ENDS_SENTENCE,
     _OPENERS,
@@ -25,6 +26,8 @@ from ._sentences import (
     Split,
     _is_key,
     _sentence,
+    spaced_out,
+    split_sentences,
 )
 
 __all__ = ["Fresh", "Ledger"]
@@ -98,13 +101,30 @@ def _starts_alike(a: str, b: str) -> bool:
 _EDGE = 16
 
 
-def _keep_answered(normal: Sequence[str], seen: list[str | None], answers: set[str]) -> None:
+def _keep_answered(
+    normal: Sequence[str], seen: list[str | None], answers: set[str], questions: set[str]
+) -> None:
     """Keep (set ``seen`` to None) each sentence already sent that a short answer follows
-    here ("Is the plan refundable? No."): without it the answer says nothing, or the
-    opposite of what the source says."""
-    for k in range(len(normal) - 1):
-        if seen[k] and normal[k + 1] in answers:
+    here ("Is the plan refundable? No."), and each question already sent whose answer here
+    stays ("Is the Basic plan refundable? Yes, within 30 days."): without it the answer
+    says nothing, or answers the question before it. (From the last sentence back: a
+    question kept makes the one it follows an answer kept.)"""
+    for k in range(len(normal) - 2, -1, -1):
+        if seen[k] and (normal[k + 1] in answers or (normal[k] in questions and not seen[k + 1])):
             seen[k] = None
+
+
+def _holds_detail(text: str) -> bool:
+    """Whether ``text``, what is left of a text, says something alone though no sentence of it
+    is long enough to be a repeat: it holds a table row, or a figure or negation outside
+    its headings ("Pro: $9.99.", "Refunds: none.", "专业版九元。")."""
+    for start, end in split_sentences(text):
+        unit = text[start:end]
+        if unit.startswith("|"):
+            return True
+        if not unit.startswith("#") and any(map(_is_figure, spaced_out(unit).split())):
+            return True
+    return False
 
 
 class Ledger:
@@ -159,8 +179,9 @@ class Ledger:
             seen = [None if where in own else where for where in seen]
         if not self._cache.refer_back.isdisjoint(split.normal):
             self._in_context(split.normal, seen)
-        if not self._cache.short_answers.isdisjoint(split.normal):
-            _keep_answered(split.normal, seen, self._cache.short_answers)
+        answers, questions = self._cache.short_answers, self._cache.questions
+        if not (answers.isdisjoint(split.normal) and questions.isdisjoint(split.normal)):
+            _keep_answered(split.normal, seen, answers, questions)
         if not any(seen):  # every sentence sent before stays (for its context): the text as it came
             return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty
@@ -169,9 +190,10 @@ class Ledger:
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         cut_sent = sum(1 for k in cut if seen[k])
-        if not keys and sent_in and joined:
-            # All that is left is too short to be a repeat ("Yes.", a heading): alone, it
-            # says nothing, and the text adds nothing that was not sent.
+        if not keys and sent_in and joined and not _holds_detail(joined):
+            # All that is left is too short to be a repeat ("Yes.", a heading) and holds no
+            # figure, negation or table: alone, it says nothing, and the text adds nothing
+            # that was not sent.
             return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
 

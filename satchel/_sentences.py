@@ -58,10 +58,7 @@ _PUNCT = ".,;:!?()[]{}\"'“”‘’"
 
 
 def _plain(normal: str) -> list[str]:
-    """The words of a normalised text without their surrounding punctuation (every step in C;
-    a Chinese or Japanese character is a word, see spaced_out)."""
-    if not normal.isascii():
-        normal = " ".join(spaced_out(normal).split())
+    """The words of a normalised text without their surrounding punctuation (every step in C)."""
     return list(map(str.strip, normal.split(" "), itertools.repeat(_PUNCT))) if normal else []
 
 
@@ -69,11 +66,20 @@ def _plain(normal: str) -> list[str]:
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
+def _unspaced_characters(text: str) -> int:
+    """How many Chinese and Japanese characters ``text`` holds."""
+    if not _UNSPACED.search(text):
+        return 0
+    return len(_UNSPACED.findall(text))
+
+
 def spaced_out(text: str) -> str:
     """``text`` with a space on either side of each Chinese or Japanese character. Those
-    scripts run their words together, so where texts are compared word by word (shingles,
-    differences) each character counts as a word: a Chinese text was one word, and any
-    two that held a number (masked whole) met as near-duplicates."""
+    scripts run their words together, so where short texts are shingled to find the ones
+    that meet, each character counts as a word: a Chinese text was one word, and any two
+    that held a number (masked whole) met. (Texts that meet are told apart word by word,
+    where a Chinese text stays one word: any change in it is a changed detail, see
+    _dedupe._is_detail.)"""
     if text.isascii() or not _UNSPACED.search(text):
         return text
     return _UNSPACED.sub(r" \g<0> ", text)
@@ -126,11 +132,15 @@ _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я])"
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 #: a line break, with the whitespace around it
 _LINE_BREAK = re.compile(r"[ \t\r]*\n\s*")
-#: Markdown that opens a line of its own: a heading ("## Pricing"), a list item ("- Free",
-#: "1. Open", "2) Press") or a table row ("| Plus | $2.99 |"); a line break before it ends
-#: the sentence before, as a blank line does. (Only these: hard-wrapped prose breaks its
-#: sentences at any word.)
-_OPENS_LINE = re.compile(r"#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t]|\|")
+#: Markdown that opens a line of its own: a heading ("## Pricing"), a list item ("- Free";
+#: numbered ones, see _NUMBERED) or a table row ("| Plus | $2.99 |"); a line break before
+#: it ends the sentence before, as a blank line does. (Only these: hard-wrapped prose
+#: breaks its sentences at any word.)
+_OPENS_LINE = re.compile(r"#{1,6}[ \t]|[-*+•][ \t]|\|")
+#: a numbered list item's number ("1. Open", "2) Press"), which opens a line of its own
+#: where a list starts (at 1) or goes on (after a line that opens with one): hard-wrapped
+#: prose may put any number at a line's start ("The total was\n42. That is all.")
+_NUMBERED = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]")
 #: the lines that end at their line break: a heading and a table row
 _ENDS_AT_BREAK = re.compile(r"[ \t]*(?:#{1,6}[ \t]|\|)")
 #: a numbered list item's number, which the splitter reads as a sentence ending in a period
@@ -335,7 +345,7 @@ def _has_cjk_ends(text: str) -> bool:
 #: The end of a Chinese or Japanese sentence: 。, ！ or ？, which need no space after them,
 #: and any space after it, before the next sentence's first character. (Not before a
 #: closing quote or bracket: "彼は「行く。」と言った。" is one sentence quoting another.)
-_CJK_END = re.compile(r"[。！？]+(\s*)(?=[^\s」』）】〕”’\"')\]])")
+_CJK_END = re.compile(r"[。！？]++(\s*)(?=[^\s」』）】〕”’\"')\]])")  # (possessive: a run is one end)
 
 
 def _cut_at_cjk_ends(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -351,8 +361,8 @@ def _cut_at_cjk_ends(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
 
 def _add_span(out: list[tuple[int, int]], text: str, start: int, end: int) -> None:
     """Add the sentence at ``start:end`` to ``out``, joined to the one before when that is
-    the number of a numbered list item on its line ("1." of "1. Open the app"), which the
-    splitter took for a sentence ending in a period."""
+    the number of a numbered list item on its line ("1." of "1. Open the app", after a line
+    break), which the splitter took for a sentence ending in a period."""
     if out and _LIST_NUMBER.fullmatch(text, *out[-1]) and _at_line_start(text, out[-1][0]):
         if "\n" not in text[out[-1][1] : start]:
             start = out.pop()[0]
@@ -363,14 +373,32 @@ def _ends_at_break(text: str, brk: re.Match[str]) -> bool:
     """Whether the line break ``brk`` ends the sentence it falls in: it is a blank line, or
     the line after it opens with Markdown structure, or the line before it is a heading
     or a table row."""
-    if brk.group().count("\n") > 1 or _OPENS_LINE.match(text, brk.end()):
+    return brk.group().count("\n") > 1 or _line_parts(text, brk.start(), brk.end())
+
+
+def _line_parts(text: str, before: int, after: int, line: int | None = None) -> bool:
+    """Whether a line break between ``text[:before]`` and ``text[after:]`` ends the sentence
+    it falls in by Markdown structure: the line after it opens with a heading, a list item
+    or a table row, or the line before it (which starts at ``line``, if given) is a
+    heading or a table row."""
+    if _OPENS_LINE.match(text, after):
         return True
-    return _ENDS_AT_BREAK.match(text, text.rfind("\n", 0, brk.start()) + 1) is not None
+    if line is None:
+        line = text.rfind("\n", 0, before) + 1
+    if _ENDS_AT_BREAK.match(text, line):
+        return True
+    number = _NUMBERED.match(text, after)
+    return number is not None and (number.group(1) == "1" or _NUMBERED.match(text, line) is not None)
 
 
 def _at_line_start(text: str, at: int) -> bool:
-    """Whether only spaces or tabs stand between ``text[at]`` and the start of its line."""
-    return not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t")
+    """Whether only spaces or tabs stand between ``text[at]`` and a line break before it. (Not
+    the text's start: a window often starts inside a sentence, "25. Sentence number 26",
+    after the number that ends one. Looked back over spaces and tabs only: a long line of
+    "1. " was read back to its start for each.)"""
+    while at and text[at - 1] in " \t":
+        at -= 1
+    return at > 0 and text[at - 1] == "\n"
 
 
 class Split:
@@ -442,6 +470,7 @@ class SentenceCache:
     __slots__ = (
         "_anaphora",
         "_answers",
+        "_questions",
         "_grown",
         "_is_key",
         "_keys",
@@ -461,6 +490,7 @@ class SentenceCache:
         self._keys: set[str] = set()
         self._anaphora: set[str] = set()  # those of them that refer back (see refer_back)
         self._answers: set[str] = set()  # see short_answers
+        self._questions: set[str] = set()  # see questions
         self._is_key = self._keys.__contains__
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, tuple[int, ...]] = {}
@@ -514,13 +544,8 @@ class SentenceCache:
         if split is None or split.kept:
             return self.split(text)
         if text.startswith(known):
-            if _near_structure(text, len(known) - len(self._pieces_of(known)[-1])):
-                return self.split(text)
             return self._split_after(text, known, split)
         if text.endswith(known):
-            shift = len(text) - len(known)
-            if _near_structure(text, shift) or _near_structure(text, shift + len(self._pieces_of(known)[0])):
-                return self.split(text)
             return self._split_before(text, known, split)
         return self.split(text)
 
@@ -534,7 +559,8 @@ class SentenceCache:
         prefix's end."""
         pieces = self._pieces_of(prefix)
         cut = len(prefix) - len(pieces[-1])
-        if 2 * cut < len(text):  # little of it to keep (a window joining a source in front)
+        if 2 * cut < len(text) or _near_structure(text, cut):
+            # little of it to keep (a window joining a source in front), or Markdown at the cut
             return self.split(text)
         before = len(known.spans)  # the prefix's sentences before the cut
         while before and known.spans[before - 1][0] >= cut:
@@ -560,12 +586,14 @@ class SentenceCache:
         # (the second starts with whitespace)
         again = 1 if _WHITESPACE.search(pieces[0].lstrip()) else 2
         cut = sum(map(len, pieces[:again]))  # where the rest of the suffix starts
+        shift = len(text) - len(suffix)
         if len(pieces) <= again or 2 * (len(suffix) - cut) < len(text):
             return self.split(text)
+        if _near_structure(text, shift) or _near_structure(text, shift + cut, end=True):
+            return self.split(text)  # (Markdown where the parts meet)
         after = 0  # the suffix's sentences before the cut
         while after < len(known.spans) and known.spans[after][0] < cut:
             after += 1
-        shift = len(text) - len(suffix)
         head = text[: shift + cut]
         rest = self.split(head)
         return self._spliced(
@@ -642,13 +670,17 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
-        words = self._words[key] = key.count(" ") + 1
+        words = key.count(" ") + 1
+        # (a Chinese or Japanese character counts as a word too: their words run together)
+        self._words[key] = words if key.isascii() else words + _unspaced_characters(key)
         if words >= MIN_SENTENCE_WORDS or _long_cjk(key):  # as _is_key, with the words counted once
             if key[0] in "#|" and _STRUCTURE.match(key):
                 return key  # a heading or a table row: it labels what follows (see _STRUCTURE)
             self._keys.add(key)
             if _REFERS_BACK.match(key):
                 self._anaphora.add(key)
+            if _ASKS.search(key):
+                self._questions.add(key)
         elif _ANSWERS.match(key) and _ENDS_SENTENCE.search(key):
             self._answers.add(key)
         return key
@@ -659,6 +691,12 @@ class SentenceCache:
         qualify the sentence before them ("No.", "Not anymore.", "It is.", "$5 only."; see
         _ANSWERS and Ledger.fresh). Read, not changed, by its users."""
         return self._answers
+
+    @property
+    def questions(self) -> set[str]:
+        """The normalised sentences split here that count as repeats and ask a question: the
+        sentence after one answers it (see Ledger.fresh). Read, not changed, by its users."""
+        return self._questions
 
     @property
     def refer_back(self) -> set[str]:
@@ -672,7 +710,8 @@ class SentenceCache:
         return self._words[normal]
 
     def words(self, split: Split) -> int:
-        """How many words the text has (as ``len(split.key.split(" "))``), from its sentences."""
+        """How many words the text has (as ``len(split.key.split(" "))``, and each Chinese or
+        Japanese character one), from its sentences."""
         return sum(map(self._words.__getitem__, split.normal))
 
     def keys_of(self, normal: Iterable[str]) -> tuple[str, ...]:
@@ -750,26 +789,29 @@ class SentenceCache:
         return done
 
 
-#: what may make a line break end a sentence by what its lines hold (see _near_structure)
-_STRUCTURE_MARK = re.compile(r"[#|]|^[ \t]*\d", re.MULTILINE)
-#: a list item's number, read by a part split alone as opening its first line
-_OPENS_NUMBERED = re.compile(r"[ \t]*\d")
+#: a line break and the whitespace after it
+_BREAK_ON = re.compile(r"\n\s*")
 
 
-def _near_structure(text: str, at: int) -> bool:
-    """Whether, around ``at``, where split_grown joins what it splits again to sentences it
-    split before, Markdown structure may decide where a sentence ends (see split_sentences):
-    in the line holding ``text[at]`` or the next one, or opening a line at ``at`` (as the
-    part split alone reads it). A line break there ends a sentence by what its lines hold
-    (a heading, a list item's number), which a split of part of the text reads otherwise:
-    the text is then split whole."""
-    if "\n" not in text:
-        return False
-    start = text.rfind("\n", 0, at) + 1
+def _near_structure(text: str, at: int, end: bool = False) -> bool:
+    """Whether a split of ``text`` cut at ``at`` (split_grown: one part split again, beside
+    sentences split before) may read a line break otherwise than the whole text does. A
+    line break ends a sentence by what opens the line before it (a heading, a table row,
+    a list item's number: see _line_parts), and the part split alone takes ``at`` for
+    the start of that line: the first line break after ``at`` must read the same either
+    way. ``end``: the part ends at ``at``, and a line break just before it is read by
+    what opens the next line, which that part does not hold."""
+    if end:
+        return "\n" in text[max(0, at - 8) : at]
     nl = text.find("\n", at)
-    end = -1 if nl < 0 else text.find("\n", nl + 1)
-    end = len(text) if end < 0 else end
-    return _STRUCTURE_MARK.search(text, start, end) is not None or _OPENS_NUMBERED.match(text, at) is not None
+    if nl < 0:
+        return False
+    brk = _BREAK_ON.match(text, nl)
+    assert brk is not None  # (it matches at any "\n")
+    after = brk.end()
+    if text.count("\n", nl, after) > 1:
+        return False  # a blank line ends the sentence either way
+    return _line_parts(text, nl, after, text.rfind("\n", 0, at) + 1) != _line_parts(text, nl, after, at)
 
 
 def _sentences(text: str, split: Split) -> list[str]:
@@ -828,11 +870,13 @@ def _long_cjk(normal: str) -> bool:
 #: ends as a sentence ends. (Not any short sentence: a splitter's slip, "Marie, Ontario."
 #: after "Sault Ste.", needs no sentence kept for it.)
 _ANSWERS = re.compile(
-    r"""["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct|incorrect|right"""
-    r"""|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
+    r"""(?!\d{1,3}[.)] )["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct"""
+    r"""|incorrect|right|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
     r"""|either|agreed|confirmed|denied|this|that|these|those|it|its|they|them|he|she|both"""
     r"""|such)\b|[$€£]?\d)"""
 )
+#: a question's end ("?", with any closing quotes or brackets)
+_ASKS = re.compile(r"""\?["'”’)\]]*\Z""")
 #: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
 #: sentences after it, and a table's header row its rows; each window under it keeps it.
 _STRUCTURE = re.compile(r"#{1,6} |\|")
@@ -854,6 +898,36 @@ def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return _join_kept(text, spans)[0]
 
 
+def _gap(text: str, before: int, after: int) -> str:
+    """What joins two runs of kept sentences, ``text[:before]`` and ``text[after:]``, when
+    what stood between them went: a blank line where one stood; else a line break where
+    one stood, a space where one stood, or nothing where the sentences stood together
+    (Chinese, Japanese), each where it still ends the sentence before it (a heading, a
+    list item or a table row stays on its line); else a blank line, which always does
+    (two lines of prose, or a quote "「" after "$5 only. ", would read as one sentence)."""
+    if _BLANK_LINE.search(text, before, after):
+        return "\n\n"
+    if "\n" in text[before:after]:
+        return "\n" if _line_parts(text, before, after) or _sentence_parts(text, before, after) else "\n\n"
+    if text[before].isspace() or text[after - 1].isspace():
+        return " " if _sentence_parts(text, before, after) else "\n\n"
+    return "" if text[before - 1] in "。！？" else "\n\n"
+
+
+def _sentence_parts(text: str, before: int, after: int) -> bool:
+    """Whether whitespace between ``text[:before]`` and ``text[after:]`` ends the sentence
+    before it: that ends as a sentence does (. ! ? …, or 。！？) and the one after starts
+    as one does."""
+    if text[before - 1] in "。！？":
+        return _CJK_END.match(text[before - 1] + " " + text[after : after + 1]) is not None
+    ends = _ENDS_SENTENCE.search(text, max(0, before - 8), before) is not None
+    return ends and _OPENS_SENTENCE.match(text, after) is not None
+
+
+#: what may start a sentence after whitespace (see _sentence_parts)
+_OPENS_SENTENCE = re.compile(_STARTS)
+
+
 def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """:func:`join_kept`, and where each kept span lies in the joined text."""
     parts: list[str] = []
@@ -865,12 +939,7 @@ def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[t
             run_end = end
         else:
             if run_end >= 0:
-                gap = "\n\n" if _BLANK_LINE.search(text, run_end, start) else " "
-                if gap == " " and "\n" in text[run_end:start]:
-                    gap = "\n"  # (a heading, a list item or a table row stays on its line)
-                elif not (text[run_end].isspace() or text[start - 1].isspace()):
-                    gap = ""  # sentences that stood together (Chinese, Japanese) stay so
-                parts += (text[run_start:run_end], gap)
+                parts += (text[run_start:run_end], _gap(text, run_end, start))
             shift = start - sum(map(len, parts))
             run_start, run_end = start, end
         moved.append((start - shift, end - shift))

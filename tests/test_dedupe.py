@@ -388,9 +388,12 @@ def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
         spans = split_sentences(text)
         normal = [normalise(text[a:b]) for a, b in spans]
         gone_at = [n in ledger._sent for n in normal]
-        for k in range(len(normal) - 1):  # a short answer ("It is.", not "Why?") keeps what it follows
+        # a short answer ("It is.", not "Why?") keeps what it follows, and a question its answer
+        for k in range(len(normal) - 2, -1, -1):
             after = normal[k + 1]
             if len(after.split()) < 3 and after.startswith("it ") and after[-1] in ".!?":
+                gone_at[k] = False
+            elif len(normal[k].split()) >= 3 and normal[k].endswith("?") and not gone_at[k + 1]:
                 gone_at[k] = False
         kept = [span for span, gone in zip(spans, gone_at, strict=True) if not gone]
         gone = [(text[a:b], "earlier") for (a, b), out in zip(spans, gone_at, strict=True) if out]
@@ -688,10 +691,12 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         item or table row, or after a heading or table row."""
         for m in re.finditer(r"[ \t\r]*\n\s*", text):
             line = text[line_start(text, m.start()) : m.start()].lstrip(" \t")
+            number = re.match(r"(\d{1,3})[.)][ \t]", text[m.end() :])  # a list starts at 1 or goes on
             if (
                 m.group().count("\n") > 1
-                or re.match(r"#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t]|\|", text[m.end() :])
+                or re.match(r"#{1,6}[ \t]|[-*+•][ \t]|\|", text[m.end() :])
                 or re.match(r"#{1,6}[ \t]|\|", line)
+                or (number and (number.group(1) == "1" or re.match(r"\d{1,3}[.)][ \t]", line)))
             ):
                 yield m.span()
 
@@ -713,7 +718,8 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
             if joined and "\n" in text:
                 ps, pe = joined[-1]
                 number = re.fullmatch(r"\d{1,3}\.", text[ps:pe])
-                if number and not text[line_start(text, ps) : ps].strip(" \t") and "\n" not in text[pe:s]:
+                at_line_start = line_start(text, ps) > 0 and not text[line_start(text, ps) : ps].strip(" \t")
+                if number and at_line_start and "\n" not in text[pe:s]:
                     joined[-1] = (ps, e)
                     continue
             joined.append((s, e))
@@ -847,7 +853,7 @@ def test_a_text_split_before_a_suffix_is_split_as_a_whole():
             assert known is suffix and suffix.startswith(piece) and part + suffix[len(piece) :] == text
             assert cache.forget(text) == [text, part]
             assert cache.pieces(text) is cache.pieces(part) is cache.grown(text) is None
-    assert reused > 400  # (the texts with enough of a suffix reuse its split)
+    assert reused > 250  # (the texts with enough of a suffix reuse its split)
 
 
 def test_curly_and_straight_quotes_are_the_same_text():
@@ -928,7 +934,7 @@ def test_what_is_left_only_short_sentences_is_not_sent_alone():
         assert [s.text for s in r.sources] == [a]
         entry = r.entry("b")
         assert entry.status == "dropped" and entry.duplicate_of == "a"
-        assert f"what is left ({left!r}) says nothing alone" in entry.reason
+        assert entry.reason.endswith(f"was already sent (in a) but {left!r}, which says nothing alone")
 
 
 def test_chinese_windows_without_offsets_do_not_repeat_their_overlap():
@@ -951,3 +957,76 @@ def test_chinese_texts_are_compared_character_by_character():
     assert [(e.status, e.conflicts_with) for e in r.manifest] == [("kept", ()), ("kept", ())]
     r = satchel.pack([{"id": "a", "text": price}, {"id": "b", "text": price.replace("2.99", "3.99")}], "q?")
     assert [(e.status, e.conflicts_with) for e in r.manifest] == [("kept", ("b",)), ("kept", ("a",))]
+
+
+def test_what_is_left_is_sent_when_it_holds_a_figure_a_negation_or_a_table():
+    # (the rule for what says nothing alone dropped a pricing table and "Pro: $9.99.")
+    intro = "Prices are listed below for all plans."
+    a = intro + " Contact sales for discounts."
+    for left in (
+        "| Plan | Price |\n|---|---|\n| Pro | $9.99 |\n| Team | $19 |",
+        "Pro: $9.99.",
+        "Refunds: none.",
+    ):
+        b = intro + "\n" + left
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "How much is Pro?")
+        assert [s.text for s in r.sources] == [a, left]
+    c = "该计划的价格如下所示。专业版九元。"
+    r = satchel.pack([{"id": "a", "text": "该计划的价格如下所示。"}, {"id": "c", "text": c}], "q?")
+    assert [s.text for s in r.sources][1] == "专业版九元。"
+
+
+def test_chinese_and_japanese_texts_that_differ_anywhere_are_never_merged():
+    # (compared character by character, "can be refunded" / "cannot be" met at 0.81 and the
+    # second was dropped: the negation checks know English words only)
+    for a, b in (
+        (
+            "このプランは購入後三十日以内であれば返金できます。",
+            "このプランは購入後三十日以内であれば返金できません。",
+        ),
+        ("该计划的价格包含所有的高级功能和服务。", "该计划的价格不包含所有的高级功能和服务。"),
+    ):
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+        assert [(e.status, e.conflicts_with) for e in r.manifest] == [("kept", ("b",)), ("kept", ("a",))]
+
+
+def test_a_run_of_chinese_ends_is_one_end():
+    assert [t for t in ("他走了。。。", "真的吗？！")] == [
+        "他走了。。。"[s:e] for s, e in split_sentences("他走了。。。")
+    ] + ["真的吗？！"[s:e] for s, e in split_sentences("真的吗？！")]
+    text = "他说：「真的吗？！」我点头。下一句。"
+    assert [text[s:e] for s, e in split_sentences(text)] == ["他说：「真的吗？！」我点头。", "下一句。"]
+
+
+def test_a_number_opens_a_list_item_only_where_a_list_starts_or_goes_on():
+    # (hard-wrapped prose "The total was\n42. That is all." was cut as a list)
+    for text, sentences in (
+        ("The total was\n42. That is all.", ["The total was\n42.", "That is all."]),
+        ("Steps\n1. Open it\n2. Press Add", ["Steps", "1. Open it", "2. Press Add"]),
+        # (at a text's start "1." may end a sentence a window was cut from: "25. Sentence ...")
+        ("1. Open it\n2. Press Add\n3. Done", ["1.", "Open it", "2. Press Add", "3. Done"]),
+    ):
+        assert [text[s:e] for s, e in split_sentences(text)] == sentences
+
+
+def test_kept_runs_joined_across_a_line_stay_apart():
+    # (removing the list item between them left two lines that read as one sentence,
+    # found in no chunk)
+    b = "Overview of plans\n- Plus costs $2.99 a month.\nAll plans renew monthly."
+    r = satchel.pack([{"id": "a", "text": "- Plus costs $2.99 a month."}, {"id": "b", "text": b}], "q?")
+    sent = r.sources[1].text
+    assert [sent[s:e] for s, e in split_sentences(sent)] == ["Overview of plans", "All plans renew monthly."]
+
+
+def test_a_question_sent_before_stays_with_the_answer_after_it():
+    # (the Basic plan's question went, as already sent, and its answer then read as the
+    # Pro plan's)
+    a = "Is the Basic plan refundable? No."
+    b = "Is the Pro plan refundable? No. Is the Basic plan refundable? Yes, within 30 days."
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+    assert [s.text for s in r.sources] == [a, b]
+    # a list item's number is no short answer: the item before it goes as any repeat
+    a = "To start:\n1. Plug the lamp into the wall."
+    c = "Steps:\n1. Plug the lamp into the wall.\n2. Wait."
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "c", "text": c}], "q?")
+    assert r.entry("c").sentences_removed == 1
