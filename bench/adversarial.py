@@ -29,6 +29,13 @@ linear, about 2.5 to 3 times per doubling):
   window joins the source in front;
 - ``touching-neighbours``: touching-windows with ``dedupe=["neighbours"]`` (no
   sentence ledger splitting the merged text);
+- ``touching-markdown``: touching windows of 600 characters of a Markdown document
+  (headings, lists, lines opening with a year or holding "C#": each merge used to split
+  the merged text whole there);
+- ``touching-table``: the same for a Markdown table, whose rows end in no sentence end
+  before a space: there is no place to cut the merged text at for counting and
+  splitting only what a window adds, so each merge counts and splits it whole again
+  (quadratic; known, not fixed);
 - ``compress-over``: compress=True on one text a tenth over its room;
 - ``overlapping-no-offsets``: a document cut into windows that overlap by half,
   without offsets (neighbour merging cannot join them; the ledger looks for the
@@ -114,6 +121,31 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
             c["score"] = i / n if in_front else 1 - i / n
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1", **options)
 
+    def touching_lines(n: int, doc: str) -> tuple[list[str], Callable[[], Any]]:
+        """``doc`` cut into ``n`` windows of 600 characters that touch, ranked in document order."""
+        doc = (doc * (600 * n // len(doc) + 1))[: 600 * n]
+        cands = [
+            {"id": f"w{i}", "text": doc[a : a + 600], "doc_id": "doc", "start": a, "end": a + 600}
+            for i, a in enumerate(range(0, len(doc), 600))
+        ]
+        for i, c in enumerate(cands):
+            c["score"] = -i
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
+    sentences = [text[a:b] for a, b in satchel.split_sentences(text[:200_000])]
+    # Markdown: a heading every six sentences, then prose lines of two sentences (one in
+    # three opening with a year or holding "C#"), then a list of two items
+    markdown = "".join(
+        f"## Part {k}\n"
+        + "".join(
+            f"{'2019 saw this. ' if j % 3 == 0 else 'In C# too. ' if j % 3 == 1 else ''}{s} {t}\n"
+            for j, (s, t) in enumerate(zip(*[iter(sentences[6 * k : 6 * k + 4])] * 2, strict=True))
+        )
+        + f"- {sentences[6 * k + 4]}\n- {sentences[6 * k + 5]}\n\n"
+        for k in range(len(sentences) // 6)
+    )
+    table = "".join(f"| {s[:40]} | {s[40:80]} | {k} |\n" for k, s in enumerate(sentences))
+
     def overlapping_no_offsets(n: int) -> tuple[list[str], Callable[[], Any]]:
         """Windows of 40 words every 20 words, without offsets (each checked for sentences
         cut from those sent, against all sent before it)."""
@@ -134,6 +166,8 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "touching-windows": ([250, 500, 1_000], touching),
         "touching-in-front": ([250, 500, 1_000], functools.partial(touching, in_front=True)),
         "touching-neighbours": ([250, 500, 1_000], functools.partial(touching, dedupe=["neighbours"])),
+        "touching-markdown": ([250, 500, 1_000], functools.partial(touching_lines, doc=markdown)),
+        "touching-table": ([250, 500, 1_000], functools.partial(touching_lines, doc=table)),
         "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }
