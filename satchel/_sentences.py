@@ -914,6 +914,18 @@ def _gap(text: str, before: int, after: int) -> str:
     return "" if text[before - 1] in "。！？" else "\n\n"
 
 
+def _still_parts(text: str, before: tuple[int, int], gap: str, after: tuple[int, int]) -> bool:
+    """Whether ``gap`` between the sentences at ``before`` and ``after`` (the last of a run
+    kept and the first of the next) is where a split of the two, so joined, ends the first:
+    the rules of _gap read the ends of the two alone, and a period that ended a sentence
+    before a removed one may be none before the next ("No." before "2) ...", "$9.99."
+    before a line that no longer opens a list)."""
+    line = text.rfind("\n", 0, before[0]) + 1  # (from its line's start: a heading, a table row)
+    head = text[line : before[1]]
+    cut = len(head) + len(gap)
+    return any(start == cut for start, _ in split_sentences(head + gap + text[after[0] : after[1]]))
+
+
 def _sentence_parts(text: str, before: int, after: int) -> bool:
     """Whether whitespace between ``text[:before]`` and ``text[after:]`` ends the sentence
     before it: that ends as a sentence does (. ! ? …, or 。！？) and the one after starts
@@ -933,15 +945,20 @@ def _join_kept(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, list[t
     parts: list[str] = []
     moved: list[tuple[int, int]] = []
     run_start = run_end = -1  # the run being built (none yet)
+    last = -1  # where the run's last sentence starts
     shift = 0  # how far the current run moves to the left in the joined text
     for start, end in spans:
         if run_end >= 0 and not text[run_end:start].strip():  # only whitespace between: the same run
             run_end = end
         else:
             if run_end >= 0:
-                parts += (text[run_start:run_end], _gap(text, run_end, start))
+                gap = _gap(text, run_end, start)
+                if gap != "\n\n" and not _still_parts(text, (last, run_end), gap, (start, end)):
+                    gap = "\n\n"
+                parts += (text[run_start:run_end], gap)
             shift = start - sum(map(len, parts))
             run_start, run_end = start, end
+        last = start
         moved.append((start - shift, end - shift))
     if run_end >= 0:
         parts.append(text[run_start:run_end])

@@ -1030,3 +1030,18 @@ def test_a_question_sent_before_stays_with_the_answer_after_it():
     c = "Steps:\n1. Plug the lamp into the wall.\n2. Wait."
     r = satchel.pack([{"id": "a", "text": a}, {"id": "c", "text": c}], "q?")
     assert r.entry("c").sentences_removed == 1
+
+
+def test_a_join_never_reads_as_one_sentence_of_two():
+    # A period that ended a sentence before a removed one may end none before the next: "No."
+    # before "2) ..." reads as "No. 2", and "$9.99." before a line that no longer opens a list
+    # reads as prose going on. (Found by fuzzing: the sent text held a "sentence" that is in
+    # no chunk.) Such runs are kept apart by a blank line.
+    for sent, text in (
+        ("That claim is false.", "No. |---|---| No. That claim is false.\n2) Really？\n- 不。"),
+        ("- 5 users asked anyway.", "Pro: $9.99.\n- 5 users asked anyway.\n2) Dr. Smith approved it. No."),
+    ):
+        r = satchel.pack([{"id": "a", "text": sent}, {"id": "b", "text": text}], "q?")
+        kept = r.sources[1].text
+        assert [kept[s:e] in text for s, e in split_sentences(kept)] == [True] * len(split_sentences(kept))
+        assert "\n\n" in kept
