@@ -277,8 +277,14 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
     # outside the first and last long runs of shared words (a lone shared "the"
     # inside two different openings does not make them aligned); an end where both
     # texts have more than a few words of their own is other surroundings.
+    if max(len(plain_left), len(plain_right)) > _ALIGN_MOST:
+        return _difference_unaligned(left, right)
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
-    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    ops = [
+        op
+        for op in matcher.get_opcodes()
+        if op[0] != "equal" and not _punctuation_apart(plain_left[op[1] : op[2]], plain_right[op[3] : op[4]])
+    ]
     least = min(_ANCHOR_MOST, max(_ANCHOR, min(len(left), len(right)) // 10))
     anchors = [m for m in matcher.get_matching_blocks() if m.size >= least]
     found = None
@@ -316,6 +322,35 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
         ):
             return "detail"
     return found
+
+
+#: Texts longer than this many words are not aligned word by word to tell how they differ
+#: (SequenceMatcher grows faster than the square of their length on repetitive text:
+#: two editions of a 40 KB FAQ took 50 s); see _difference_unaligned.
+_ALIGN_MOST = 2000
+
+
+def _difference_unaligned(left: list[str], right: list[str]) -> str | None:
+    """:func:`difference` of two long texts, by the words one has more often than the other:
+    a detail among them is a changed detail; else the texts differ only in small edits."""
+    only = (Counter(left) - Counter(right)) + (Counter(right) - Counter(left))
+    if any(map(_is_detail, only)) or _negated(list(only), list(only)):
+        return "detail"
+    return None
+
+
+#: punctuation and spacing that Chinese and Japanese text may change without changing what
+#: it says ("，" for "， ", "。" for "！"; see _punctuation_apart)
+_CJK_PUNCTUATION = re.compile(r"[\s\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65,;:!?]+")
+
+
+def _punctuation_apart(left: list[str], right: list[str]) -> bool:
+    """Whether words of Chinese or Japanese text differ only in their punctuation or spacing
+    (any other change there is a changed detail, see _is_detail)."""
+    joined_left, joined_right = "".join(left), "".join(right)
+    if not (_UNSPACED.search(joined_left) or _UNSPACED.search(joined_right)):
+        return False
+    return _CJK_PUNCTUATION.sub("", joined_left) == _CJK_PUNCTUATION.sub("", joined_right)
 
 
 def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:

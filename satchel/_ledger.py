@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from ._dedupe import _is_figure
 from ._sentences import (
     _ENDS_SENTENCE,
     _OPENERS,
@@ -26,7 +26,7 @@ from ._sentences import (
     Split,
     _is_key,
     _sentence,
-    spaced_out,
+    normalise,
     split_sentences,
 )
 
@@ -110,21 +110,39 @@ def _keep_answered(
     says nothing, or answers the question before it. (From the last sentence back: a
     question kept makes the one it follows an answer kept.)"""
     for k in range(len(normal) - 2, -1, -1):
-        if seen[k] and (normal[k + 1] in answers or (normal[k] in questions and not seen[k + 1])):
+        after = normal[k + 1]
+        # (a heading or a table row after a question answers nothing)
+        answered = normal[k] in questions and not seen[k + 1] and after[0] not in "#|"
+        if seen[k] and (after in answers or answered):
             seen[k] = None
 
 
-def _holds_detail(text: str) -> bool:
-    """Whether ``text``, what is left of a text, says something alone though no sentence of it
-    is long enough to be a repeat: it holds a table row, or a figure or negation outside
-    its headings ("Pro: $9.99.", "Refunds: none.", "专业版九元。")."""
-    for start, end in split_sentences(text):
+def _says_nothing_alone(text: str, answers: set[str]) -> bool:
+    """Whether ``text``, what is left of a text that holds no sentence long enough to be a
+    repeat, says nothing alone: each of its pieces is a heading (it labels what went), the
+    end of a sentence cut at the text's start ("well.", "of meat."), the start of one cut
+    at its end ("The address"), or an answer at its start to what came before the text
+    ("Yes."). A list item, a table row, a figure or any other short sentence ("Windows
+    only.", "Pro: $9.99.") says something, and is sent."""
+    spans = split_sentences(text)
+    for k, (start, end) in enumerate(spans):
         unit = text[start:end]
-        if unit.startswith("|"):
-            return True
-        if not unit.startswith("#") and any(map(_is_figure, spaced_out(unit).split())):
-            return True
-    return False
+        if unit.startswith("#"):
+            continue
+        if _LIST_OR_ROW.match(unit):
+            return False
+        if k == 0 and unit.lstrip(_OPENERS)[:1].islower():
+            continue
+        if k == len(spans) - 1 and not _ENDS_SENTENCE.search(unit):
+            continue
+        if k == 0 and normalise(unit) in answers and not any(map(str.isdigit, unit)):
+            continue
+        return False
+    return True
+
+
+#: a list item or a table row: what is left holding one says something (see _says_nothing_alone)
+_LIST_OR_ROW = re.compile(r"(?:[-*+•]|\d{1,3}[.)])[ \t]|\|")
 
 
 class Ledger:
@@ -190,10 +208,10 @@ class Ledger:
         joined = self._cache.keep(text, split, keep, normal, keys)
         sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
         cut_sent = sum(1 for k in cut if seen[k])
-        if not keys and sent_in and joined and not _holds_detail(joined):
-            # All that is left is too short to be a repeat ("Yes.", a heading) and holds no
-            # figure, negation or table: alone, it says nothing, and the text adds nothing
-            # that was not sent.
+        if not keys and sent_in and joined and _says_nothing_alone(joined, self._cache.short_answers):
+            # All that is left is too short to be a repeat and says nothing alone (a heading,
+            # "Yes.", a piece of a sentence the window cut): the text adds nothing that was
+            # not sent.
             return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
 

@@ -124,10 +124,11 @@ _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs ed eds pp p op art s
 _RUN = r"""[.!?…]*["'”’)\]]*"""
 #: what may open a sentence before its first word
 _OPENERS = "\"'“‘(["
-#: what may start the next sentence (after the whitespace): a digit, a currency sign, or a
+#: what may start the next sentence (after the whitespace): a digit, a currency sign, a
 #: capital of the Latin, Greek or Cyrillic alphabets ("Über", "Ça", "Łódź", "Это"; Latin
-#: Extended-A is taken whole, its capitals and small letters alternate)
-_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я])"""
+#: Extended-A is taken whole, its capitals and small letters alternate), or a Chinese or
+#: Japanese character (their scripts have no capitals: "... for you.\n仅限会员。")
+_STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff「『])"""
 #: a blank line (a line of spaces or tabs, and a Windows line end), and the whitespace after it
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 #: a line break, with the whitespace around it
@@ -156,7 +157,11 @@ def _period_ends(text: str, at: int) -> bool:
     """
     dot = text.rfind(".", 0, at)
     if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
-        return False  # a dotted word: "U.S.", "e.g.", "x.yz."
+        decimals = text[dot + 1 : at]
+        if not (dot and text[dot - 1].isdigit() and len(decimals) > 1 and decimals.isdigit()):
+            return False  # a dotted word: "U.S.", "e.g.", "x.yz."
+        # (a number with decimals, "$9.99.", is read as the word it ends; one decimal, "4.5.",
+        # stays a dotted word, as the scan reads ".5." before it gets here)
     found = _LAST_WORD.search(text, dot + 1, at)
     word = found.group() if found else ""
     word = word.lstrip(_OPENERS)
@@ -735,19 +740,25 @@ class SentenceCache:
         sentences = split.sentences
         # (only a line: where a blank line stood between two runs, join_kept keeps one, and
         # the pieces, cut at the space before it, would join them with a space)
-        if pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text:
+        slow = pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text
+        if not slow:
+            assert sentences is not None and pieces is not None
+            starts = list(itertools.compress(range(len(keep)), map(operator.gt, keep, [False, *keep[:-1]])))
+            # (a run opening with a number after a removed sentence may not part from the one
+            # before: "He said no." then "5 users asked" reads "no. 5"; join_kept sees to it)
+            slow = any(sentences[k][:1].isdigit() for k in starts[1:])
+        if slow:
             joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
             if joined not in self._splits:
                 self._splits[joined] = Split(spans, normal, keys, kept=True)
             return joined
         # Runs of kept sentences joined by a space (a line has no blank line in it): the
         # first piece of each run is its sentence, after one space but for the first run.
+        assert sentences is not None and pieces is not None
         joined_pieces = list(itertools.compress(pieces, keep))
         place = list(itertools.accumulate(keep))  # 1 + where each kept sentence's piece goes
-        starts = itertools.compress(range(len(keep)), map(operator.gt, keep, [False, *keep[:-1]]))
-        first = next(starts)
-        joined_pieces[0] = sentences[first]
-        for k in starts:
+        joined_pieces[0] = sentences[starts[0]]
+        for k in starts[1:]:
             piece = pieces[k]
             if piece[0] != " " or len(piece) != len(sentences[k]) + 1:  # not one space before it
                 joined_pieces[place[k] - 1] = " " + sentences[k]
@@ -873,10 +884,10 @@ _ANSWERS = re.compile(
     r"""(?!\d{1,3}[.)] )["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct"""
     r"""|incorrect|right|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
     r"""|either|agreed|confirmed|denied|this|that|these|those|it|its|they|them|he|she|both"""
-    r"""|such)\b|[$€£]?\d)"""
+    r"""|such)\b|[$€£]?\d|[是不对對可没沒有否无無]|はい|いいえ|ええ|いや)"""
 )
-#: a question's end ("?", with any closing quotes or brackets)
-_ASKS = re.compile(r"""\?["'”’)\]]*\Z""")
+#: a question's end ("?" or "？", with any closing quotes or brackets)
+_ASKS = re.compile(r"""[?？]["'”’)\]」』）]*\Z""")
 #: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
 #: sentences after it, and a table's header row its rows; each window under it keeps it.
 _STRUCTURE = re.compile(r"#{1,6} |\|")
@@ -887,7 +898,7 @@ _REFERS_BACK = re.compile(
     r"""|such|both|former|latter)\b"""
 )
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
-_ENDS_SENTENCE = re.compile(r"""[.!?…]["'”’)\]]*\Z""")
+_ENDS_SENTENCE = re.compile(r"""[.!?…。！？]["'”’)\]」』）]*\Z""")
 
 
 def join_kept(text: str, spans: Sequence[tuple[int, int]]) -> str:

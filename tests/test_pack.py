@@ -276,7 +276,9 @@ def test_a_neighbour_that_brings_nothing_new_leaves_its_source_as_it_was():
     ]
     r = satchel.pack(chunks, "q?")
     assert [s.text for s in r.sources] == ['"', '"A. B. Smith sent it. 日本']
-    assert r.entry("w2").reason == "duplicate: all it adds to w0 was already sent (in x0)"
+    assert r.entry("w2").reason == (
+        "duplicate: all it adds to w0 was already sent (in x0) but '日本', which says nothing alone"
+    )
     tok = TiktokenTokenizer("o200k_base")
     assert sum(tok.count(m["content"]) for m in r.messages) + r.tokens.framing == r.tokens.prompt
 
