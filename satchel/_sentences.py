@@ -557,11 +557,12 @@ class SentenceCache:
     def _split_after(self, text: str, prefix: str, known: Split) -> Split:
         """``text``, which starts with ``prefix`` (split as ``known``), split from where the
         prefix's last counting piece starts (see :meth:`pieces`: the end of a sentence,
-        and the space or tab after it). That is a place where both texts end a sentence
-        the same way: an end is decided by what lies before it, back to whitespace or
-        the period before it, and by the whitespace and character after it, so no end
-        after the cut looks past the space there, and no end before it looks past the
-        prefix's end."""
+        and the space or tab after it, or the start of a line). That is a place where both
+        texts end a sentence the same way: an end is decided by what lies before it, back
+        to whitespace or the period before it, and by the whitespace and character after
+        it, so no end after the cut looks past the space there, and no end before it looks
+        past the prefix's end. (At a line's start, the rest is split with the line break
+        before it: a list item's number opening the line reads as one, see _add_span.)"""
         pieces = self._pieces_of(prefix)
         cut = len(prefix) - len(pieces[-1])
         if 2 * cut < len(text) or _near_structure(text, cut):
@@ -571,11 +572,21 @@ class SentenceCache:
         while before and known.spans[before - 1][0] >= cut:
             before -= 1
         tail = text[cut:]
-        rest = self.split(tail)
+        if text[cut - 1] != "\n":
+            rest = self.split(tail)
+            return self._spliced(
+                text,
+                ((prefix, known, slice(before), 0), (tail, rest, slice(None), cut)),
+                pieces[:-1] + self._pieces_of(tail),
+                (prefix, pieces[-1], tail),
+            )
+        line = text[cut - 1 :]  # (the tail, from the line break before it)
+        rest = self.split(line)
+        first, *more = self._pieces_of(line)
         return self._spliced(
             text,
-            ((prefix, known, slice(before), 0), (tail, rest, slice(None), cut)),
-            pieces[:-1] + self._pieces_of(tail),
+            ((prefix, known, slice(before), 0), (line, rest, slice(None), cut - 1)),
+            (*pieces[:-1], first[1:], *more),
             (prefix, pieces[-1], tail),
         )
 
@@ -646,6 +657,9 @@ class SentenceCache:
         grown = self._grown.pop(text, None)
         if grown is not None:
             gone.append(grown[2])
+            line = "\n" + grown[2]  # (a tail split from the line break before it)
+            self._splits.pop(line, None)
+            self._pieces.pop(line, None)
         for done in gone:
             self._splits.pop(done, None)
             self._pieces.pop(done, None)
@@ -781,13 +795,18 @@ class SentenceCache:
         return list(itertools.chain.from_iterable(words))
 
     def pieces(self, text: str) -> tuple[str, ...] | None:
-        """``text`` cut before each space or tab that follows a sentence; None if never split.
+        """``text`` cut before each space or tab that follows a sentence, and before a sentence
+        that starts a line; None if never split.
 
         Each piece is a sentence with the whitespace before it. For both OpenAI
         encodings a text's count is the sum of its pieces' counts (see
         TiktokenTokenizer), and pieces recur across overlapping candidates, so
-        they are what gets counted. A sentence followed by a line break stays
-        with the next one, since punctuation and line breaks tokenize together.
+        they are what gets counted. A line break goes with the sentence before it
+        (punctuation and line breaks tokenize together), so a sentence starts a
+        piece after one only where it opens its line (not after spaces) with other
+        than "/" (o200k's punctuation pieces reach over line breaks to a "/"). (Text
+        of one sentence a line, a list or a table, had no place to cut it: a
+        document's windows merging one by one were each counted and split whole.)
         Kept: the prefetch, admission and the manifest all ask.
         """
         done = self._pieces.get(text)
@@ -795,7 +814,12 @@ class SentenceCache:
             split = self._splits.get(text)
             if split is None:
                 return None
-            cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in _PIECE_CUTS), len(text)]
+            spans = split.spans
+            cuts = [end for _, end in spans[:-1] if text[end] in _PIECE_CUTS]
+            if "\n" in text:
+                lines = [start for start, _ in spans[1:] if text[start - 1] == "\n" and text[start] != "/"]
+                cuts = sorted({*cuts, *lines})
+            cuts = [0, *cuts, len(text)]
             done = self._pieces[text] = tuple([text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)])
         return done
 

@@ -146,10 +146,13 @@ class TiktokenTokenizer:
     that follows a character other than whitespace (no piece of either pattern
     holds a space after its first character, and only punctuation pieces
     reach past their last visible character, over line breaks), and between
-    ``>\n`` and a following ``<``. So counts of its enclosures add up exactly,
-    a long text joined to a short one is counted by re-tokenising only its
-    tail, and a text is the sum of its sentences wherever a space or tab
-    separates them (tests/test_tokens.py checks this on hostile text).
+    ``>\n`` and a following ``<``; and after a line break before a character other
+    than whitespace or "/" (a piece holds line breaks only at its end, or after a
+    run of punctuation, which o200k lets go on to a "/"). So counts of its
+    enclosures add up exactly, a long text joined to a short one is counted by
+    re-tokenising only its tail, and a text is the sum of its sentences wherever a
+    space or tab separates them or one starts a line (tests/test_tokens.py checks
+    this on hostile text).
     """
 
     exact = True

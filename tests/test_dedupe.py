@@ -368,6 +368,16 @@ def test_kept_spans_land_where_the_joined_text_holds_them():
         assert [joined[a:b] for a, b in split_sentences(joined)] == [text[a:b] for a, b in spans], text
 
 
+def _counting_pieces(text):
+    """``text`` cut where a sentence ends before a space or a tab, and where one opens a line
+    with other than "/" (see SentenceCache.pieces)."""
+    spans = split_sentences(text)
+    ends = {end for _, end in spans[:-1] if text[end] in " \t"}
+    lines = {start for start, _ in spans[1:] if text[start - 1] == "\n" and text[start] != "/"}
+    cuts = [0, *sorted(ends | lines), len(text)]
+    return tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+
+
 def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
     # fresh() puts what is left of a line together from its counting pieces, and joins
     # the kept spans of other texts (_join_kept); either way the text, the split and
@@ -415,9 +425,7 @@ def test_the_ledger_leaves_what_join_kept_leaves_and_knows_its_sentences():
             continue
         assert fresh.text == left, text
         assert cache.split(fresh.text).spans == split_sentences(fresh.text), text
-        cuts = [0, *(end for _, end in split_sentences(fresh.text)[:-1] if fresh.text[end] in " \t")]
-        cuts.append(len(fresh.text))
-        want = tuple(fresh.text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+        want = _counting_pieces(fresh.text)
         assert cache.pieces(fresh.text) == want, text
         runs += len(kept) > 1 and fresh.text == text[kept[0][0] : kept[-1][1]]
         lines += "\n" not in text
@@ -748,8 +756,7 @@ def test_the_one_scan_splitter_agrees_with_the_two_scans_it_replaces():
         assert split.normal == [" ".join(folded[a:b].lower().split()) for a, b in split.spans]
         assert cache.words(split) == len(text.split())
         assert cache.plain_words(split) == _plain(normalise(text))
-        cuts = [0, *(end for _, end in split.spans[:-1] if text[end] in " \t"), len(text)]
-        assert cache.pieces(text) == tuple(text[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+        assert cache.pieces(text) == _counting_pieces(text)
 
 
 def test_long_runs_are_read_once():

@@ -433,6 +433,8 @@ def test_an_escaped_text_counts_as_its_sentence_pieces_escaped(name):
     count = TiktokenTokenizer(name).count
     rng = random.Random(11)
     words = ["A&B", "x<y.", "<b>", "Q&A.", "Then", "it", "ends.", "&amp;", ">", "Dr.", "5", "\n", "\t", "  "]
+    # (and Markdown, cut where a sentence opens its line; "/" there is no place to cut)
+    words += ["\n- ", "\n|", "|", "\n## ", "\n/x.", "Why?\n\n/api", "/", ".\n", "\r\n", "1.", "\n1. "]
     cache = SentenceCache()
     split = 0
     for _ in range(2000):
