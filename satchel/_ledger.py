@@ -127,7 +127,7 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
     spans = split_sentences(text)
     for k, (start, end) in enumerate(spans):
         unit = text[start:end]
-        if unit.startswith("#"):
+        if _HEADING.match(unit):
             continue
         if _LIST_OR_ROW.match(unit):
             return False
@@ -143,6 +143,8 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
 
 #: a list item or a table row: what is left holding one says something (see _says_nothing_alone)
 _LIST_OR_ROW = re.compile(r"(?:[-*+•]|\d{1,3}[.)])[ \t]|\|")
+#: a Markdown heading ("## Pricing", not "#1 in sales.")
+_HEADING = re.compile(r"#{1,6}[ \t]")
 
 
 class Ledger:

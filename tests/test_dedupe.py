@@ -1083,7 +1083,7 @@ def test_the_second_review_of_the_sentence_rules():
     assert sent(base, base.replace("，", "， ")) == [base]
     # what is left is sent when it is a list, or a short sentence of its own
     intro = "Supported platforms are listed below for you."
-    for left in ("- Windows\n- macOS\n- Linux", "Windows only.", "仅限会员。"):
+    for left in ("- Windows\n- macOS\n- Linux", "Windows only.", "仅限会员。", "#1 again."):
         assert sent(intro + " More soon.", intro + "\n" + left)[1] == left
     # a heading after a question answers nothing: the question goes as any repeat
     assert sent("How do I reset my password?", "How do I reset my password?\n## Billing\nPay by card.")[
