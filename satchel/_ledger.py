@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import itertools
 import operator
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from ._sentences import (
     _ENDS_SENTENCE,
+    _HEADING,
+    _ITEM_OR_ROW,
     _OPENERS,
     SentenceCache,
     Split,
@@ -129,7 +130,7 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
         unit = text[start:end]
         if _HEADING.match(unit):
             continue
-        if _LIST_OR_ROW.match(unit):
+        if _ITEM_OR_ROW.match(unit):  # (a list item or a table row says something)
             return False
         if k == 0 and unit.lstrip(_OPENERS)[:1].islower():
             continue
@@ -139,12 +140,6 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
             continue
         return False
     return True
-
-
-#: a list item or a table row: what is left holding one says something (see _says_nothing_alone)
-_LIST_OR_ROW = re.compile(r"(?:[-*+•]|\d{1,3}[.)])[ \t]|\|")
-#: a Markdown heading ("## Pricing", not "#1 in sales.")
-_HEADING = re.compile(r"#{1,6}[ \t]")
 
 
 class Ledger:

@@ -63,7 +63,8 @@ def _plain(normal: str) -> list[str]:
 
 
 #: Chinese characters, Hiragana and Katakana: the scripts that run their words together
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_UNSPACED_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]")
 
 
 def _unspaced_characters(text: str) -> int:
@@ -133,17 +134,25 @@ _STARTS = r"""(?=["'“‘(\[]?[A-Z0-9$€£#À-ÖØ-ÞĀ-ſΆΈ-ΏΑ-ΩЀ-Я\u3
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 #: a line break, with the whitespace around it
 _LINE_BREAK = re.compile(r"[ \t\r]*\n\s*")
-#: Markdown that opens a line of its own: a heading ("## Pricing"), a list item ("- Free";
-#: numbered ones, see _NUMBERED) or a table row ("| Plus | $2.99 |"); a line break before
-#: it ends the sentence before, as a blank line does. (Only these: hard-wrapped prose
-#: breaks its sentences at any word.)
-_OPENS_LINE = re.compile(r"#{1,6}[ \t]|[-*+•][ \t]|\|")
-#: a numbered list item's number ("1. Open", "2) Press"), which opens a line of its own
-#: where a list starts (at 1) or goes on (after a line that opens with one): hard-wrapped
-#: prose may put any number at a line's start ("The total was\n42. That is all.")
-_NUMBERED = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]")
+#: Markdown that opens a line of its own, as regex pieces: a heading ("## Pricing"), a list
+#: item ("- Free"), a numbered one ("1. Open", "2) Press"; its number a group) and a table
+#: row ("| Plus | $2.99 |"). The splitter, the ledger and the cache all read them from here.
+_HEADING_MARK = r"#{1,6}[ \t]"
+_ITEM_MARK = r"[-*+•][ \t]"
+_NUMBER_MARK = r"(\d{1,3})[.)][ \t]"
+_ROW_MARK = r"\|"
+#: A line break before a heading, a list item or a table row ends the sentence before it, as
+#: a blank line does. (Only these: hard-wrapped prose breaks its sentences at any word.)
+_OPENS_LINE = re.compile(f"{_HEADING_MARK}|{_ITEM_MARK}|{_ROW_MARK}")
+#: a numbered list item's number, which opens a line of its own where a list starts (at 1)
+#: or goes on (after a line that opens with one): hard-wrapped prose may put any number at
+#: a line's start ("The total was\n42. That is all.")
+_NUMBERED = re.compile(f"[ \\t]*{_NUMBER_MARK}")
 #: the lines that end at their line break: a heading and a table row
-_ENDS_AT_BREAK = re.compile(r"[ \t]*(?:#{1,6}[ \t]|\|)")
+_ENDS_AT_BREAK = re.compile(f"[ \\t]*(?:{_HEADING_MARK}|{_ROW_MARK})")
+#: a heading, and a list item or a table row, each a piece of what is left (see _ledger)
+_HEADING = re.compile(_HEADING_MARK)
+_ITEM_OR_ROW = re.compile(f"{_ITEM_MARK}|{_NUMBER_MARK}|{_ROW_MARK}")
 #: a numbered list item's number, which the splitter reads as a sentence ending in a period
 _LIST_NUMBER = re.compile(r"\d{1,3}\.")
 
@@ -571,23 +580,15 @@ class SentenceCache:
         before = len(known.spans)  # the prefix's sentences before the cut
         while before and known.spans[before - 1][0] >= cut:
             before -= 1
-        tail = text[cut:]
-        if text[cut - 1] != "\n":
-            rest = self.split(tail)
-            return self._spliced(
-                text,
-                ((prefix, known, slice(before), 0), (tail, rest, slice(None), cut)),
-                pieces[:-1] + self._pieces_of(tail),
-                (prefix, pieces[-1], tail),
-            )
-        line = text[cut - 1 :]  # (the tail, from the line break before it)
-        rest = self.split(line)
-        first, *more = self._pieces_of(line)
+        at = cut - (text[cut - 1] == "\n")  # (at a line's start: from the line break before it)
+        part = text[at:]
+        rest = self.split(part)
+        first, *more = self._pieces_of(part)
         return self._spliced(
             text,
-            ((prefix, known, slice(before), 0), (line, rest, slice(None), cut - 1)),
-            (*pieces[:-1], first[1:], *more),
-            (prefix, pieces[-1], tail),
+            ((prefix, known, slice(before), 0), (part, rest, slice(None), at)),
+            (*pieces[:-1], first[cut - at :], *more),
+            (prefix, pieces[-1], text[cut:]),
         )
 
     def _split_before(self, text: str, suffix: str, known: Split) -> Split:
@@ -605,7 +606,7 @@ class SentenceCache:
         shift = len(text) - len(suffix)
         if len(pieces) <= again or 2 * (len(suffix) - cut) < len(text):
             return self.split(text)
-        if _near_structure(text, shift) or _near_structure(text, shift + cut, end=True):
+        if _near_structure(text, shift) or _break_just_before(text, shift + cut):
             return self.split(text)  # (Markdown where the parts meet)
         after = 0  # the suffix's sentences before the cut
         while after < len(known.spans) and known.spans[after][0] < cut:
@@ -698,7 +699,7 @@ class SentenceCache:
             self._keys.add(key)
             if _REFERS_BACK.match(key):
                 self._anaphora.add(key)
-            if _ASKS.search(key):
+            if key.rstrip(_CLOSERS).endswith(_ASKS):  # (from its end, not a scan of it)
                 self._questions.add(key)
         elif _ANSWERS.match(key) and _ENDS_SENTENCE.search(key):
             self._answers.add(key)
@@ -828,16 +829,13 @@ class SentenceCache:
 _BREAK_ON = re.compile(r"\n\s*")
 
 
-def _near_structure(text: str, at: int, end: bool = False) -> bool:
+def _near_structure(text: str, at: int) -> bool:
     """Whether a split of ``text`` cut at ``at`` (split_grown: one part split again, beside
     sentences split before) may read a line break otherwise than the whole text does. A
     line break ends a sentence by what opens the line before it (a heading, a table row,
     a list item's number: see _line_parts), and the part split alone takes ``at`` for
     the start of that line: the first line break after ``at`` must read the same either
-    way. ``end``: the part ends at ``at``, and a line break just before it is read by
-    what opens the next line, which that part does not hold."""
-    if end:
-        return "\n" in text[max(0, at - 8) : at]
+    way."""
     nl = text.find("\n", at)
     if nl < 0:
         return False
@@ -847,6 +845,13 @@ def _near_structure(text: str, at: int, end: bool = False) -> bool:
     if text.count("\n", nl, after) > 1:
         return False  # a blank line ends the sentence either way
     return _line_parts(text, nl, after, text.rfind("\n", 0, at) + 1) != _line_parts(text, nl, after, at)
+
+
+def _break_just_before(text: str, at: int) -> bool:
+    """Whether a part of ``text`` that ends at ``at`` holds a line break just before its end:
+    that is read by what opens the next line (see _line_parts), which the part does not
+    hold."""
+    return "\n" in text[max(0, at - 8) : at]
 
 
 def _sentences(text: str, split: Split) -> list[str]:
@@ -888,7 +893,7 @@ def _is_key(normal: str) -> bool:
 #: their characters or more is long enough to count as a repeat ("是的。", yes, is not).
 MIN_CJK_CHARACTERS = 6
 #: Chinese characters, Hiragana, Katakana and Hangul syllables
-_CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_CHARACTER = re.compile(f"[{_UNSPACED_CLASS}\\uac00-\\ud7af]")
 
 
 def _long_cjk(normal: str) -> bool:
@@ -905,16 +910,18 @@ def _long_cjk(normal: str) -> bool:
 #: ends as a sentence ends. (Not any short sentence: a splitter's slip, "Marie, Ontario."
 #: after "Sault Ste.", needs no sentence kept for it.)
 _ANSWERS = re.compile(
-    r"""(?!\d{1,3}[.)] )["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct"""
+    f"(?!{_NUMBER_MARK})"  # (a list item's number answers nothing)
+    r"""["'“‘(\[]*(?:(?:yes|no|not|never|none|nothing|only|true|false|correct"""
     r"""|incorrect|right|wrong|indeed|exactly|always|sometimes|rarely|usually|maybe|perhaps|partly|neither"""
     r"""|either|agreed|confirmed|denied|this|that|these|those|it|its|they|them|he|she|both"""
     r"""|such)\b|[$€£]?\d|[是不对對可没沒有否无無]|はい|いいえ|ええ|いや)"""
 )
-#: a question's end ("?" or "？", with any closing quotes or brackets)
-_ASKS = re.compile(r"""[?？]["'”’)\]」』）]*\Z""")
+#: a question's end ("?" or "？", before any closing quotes or brackets)
+_ASKS = ("?", "？")
+_CLOSERS = "\"'”’)]」』）"
 #: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
 #: sentences after it, and a table's header row its rows; each window under it keeps it.
-_STRUCTURE = re.compile(r"#{1,6} |\|")
+_STRUCTURE = re.compile(f"{_HEADING_MARK}|{_ROW_MARK}")
 #: Words that, opening a sentence, point at what came before it: such a sentence sent
 #: after other text says something else there (see Ledger.fresh).
 _REFERS_BACK = re.compile(
@@ -956,6 +963,10 @@ def _still_parts(text: str, before: tuple[int, int], gap: str, after: tuple[int,
     before a removed one may be none before the next ("No." before "2) ...", "$9.99."
     before a line that no longer opens a list)."""
     line = text.rfind("\n", 0, before[0]) + 1  # (from its line's start: a heading, a table row)
+    if not any(p.match(text, k) for k in (line, before[0]) for p in (_ENDS_AT_BREAK, _NUMBERED)):
+        # What opens the line decides nothing, read from either place: from the sentence on.
+        # (From the line's start, a long line was split again for each run joined on it.)
+        line = before[0]
     head = text[line : before[1]]
     cut = len(head) + len(gap)
     return any(start == cut for start, _ in split_sentences(head + gap + text[after[0] : after[1]]))
