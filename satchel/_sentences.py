@@ -167,10 +167,9 @@ def _period_ends(text: str, at: int) -> bool:
     dot = text.rfind(".", 0, at)
     if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
         decimals = text[dot + 1 : at]
-        if not (dot and text[dot - 1].isdigit() and len(decimals) > 1 and decimals.isdigit()):
+        if not (dot and text[dot - 1].isdigit() and decimals.isdigit()):
             return False  # a dotted word: "U.S.", "e.g.", "x.yz."
-        # (a number with decimals, "$9.99.", is read as the word it ends; one decimal, "4.5.",
-        # stays a dotted word, as the scan reads ".5." before it gets here)
+        # (a number with decimals, "$9.99.", "Python 3.9.", "1.2.3.", is read as the word it ends)
     found = _LAST_WORD.search(text, dot + 1, at)
     word = found.group() if found else ""
     word = word.lstrip(_OPENERS)
@@ -217,10 +216,10 @@ def _easy_ends() -> str:
 
 def _no_ends() -> str:
     """Lookbehinds that fail for periods _period_ends would call no end: after one ASCII
-    letter ("J. Smith"), after a character that follows a period ("U.S."), or after an
-    abbreviation (not those that abbreviate only before a number), each from whitespace
-    or the start of the text."""
-    lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!\.\S\.)"]
+    letter ("J. Smith"), after a character that follows a period ("U.S."; but a digit
+    after a digit's period, "Python 3.9."), or after an abbreviation (not those that
+    abbreviate only before a number), each from whitespace or the start of the text."""
+    lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!(?<!\d)\.\S\.)", r"(?<!\.[^\s\d]\.)"]
     for length in range(2, 7):
         known = _one_of(_ABBREVIATIONS, length)
         if known:

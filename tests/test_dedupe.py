@@ -227,6 +227,10 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ("It weighs 4.0\xa0oz. The frame is metal.", ["It weighs 4.0\xa0oz.", "The frame is metal."]),
         # a price ends its sentence (it was read as a dotted word, "U.S.")
         ("It costs $9.99. Then go.", ["It costs $9.99.", "Then go."]),
+        # so does a number with one decimal or a version (they were dotted words too)
+        ("Requires Python 3.9. Install it.", ["Requires Python 3.9.", "Install it."]),
+        ("It is $9.9. Use v1.2.3. Done", ["It is $9.9.", "Use v1.2.3.", "Done"]),
+        ("See a.1. Or x.y. Then", ["See a.1. Or x.y. Then"]),
         # A Markdown heading ends at its line break, as a blank line ends a sentence; list
         # items and table rows start units of their own. (A heading was read as the start of
         # the sentence after it, which then never met the same sentence elsewhere.)
