@@ -160,16 +160,18 @@ _LIST_NUMBER = re.compile(r"\d{1,3}\.")
 def _period_ends(text: str, at: int) -> bool:
     """Whether the period at ``text[at]``, after a short or dotted word, ends a sentence.
 
-    Looks back only as far as the period before it: a word holding that one is dotted
-    ("U.S.", "e.g."), and otherwise the word starts after it, so a long run of text
-    without spaces is read once, not once for each of its periods.
+    Looks back only as far as the period before it: a word holding that one is dotted,
+    and otherwise the word starts after it, so a long run of text without spaces is
+    read once, not once for each of its periods.
     """
     dot = text.rfind(".", 0, at)
     if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
-        decimals = text[dot + 1 : at]
-        if not (dot and text[dot - 1].isdigit() and decimals.isdigit()):
-            return False  # a dotted word: "U.S.", "e.g.", "x.yz."
-        # (a number with decimals, "$9.99.", "Python 3.9.", "1.2.3.", is read as the word it ends)
+        # A dotted word. One character after its last period is an abbreviation ("U.S.",
+        # "e.g.", "Ph.D."), but for a digit after a digit; more is a file, a domain or a
+        # number ("config.yaml.", "acme.com.", "Node.js.", "$9.99.", "Python 3.9."): the
+        # sentence ends with it (no abbreviation list applies: "shop.ca." is no "ca.").
+        last = text[dot + 1 : at]
+        return len(last) > 1 or (last.isdigit() and dot > 0 and text[dot - 1].isdigit())
     found = _LAST_WORD.search(text, dot + 1, at)
     word = found.group() if found else ""
     word = word.lstrip(_OPENERS)
@@ -216,9 +218,9 @@ def _easy_ends() -> str:
 
 def _no_ends() -> str:
     """Lookbehinds that fail for periods _period_ends would call no end: after one ASCII
-    letter ("J. Smith"), after a character that follows a period ("U.S."; but a digit
-    after a digit's period, "Python 3.9."), or after an abbreviation (not those that
-    abbreviate only before a number), each from whitespace or the start of the text."""
+    letter ("J. Smith"), after one character that follows a period ("U.S."; but not a
+    digit after a digit's period, "Python 3.9."), or after an abbreviation (not those
+    that abbreviate only before a number), each from whitespace or the start of the text."""
     lookbehinds = [r"(?<!(?<!\S)[A-Za-z]\.)", r"(?<!(?<!\d)\.\S\.)", r"(?<!\.[^\s\d]\.)"]
     for length in range(2, 7):
         known = _one_of(_ABBREVIATIONS, length)

@@ -231,6 +231,12 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ("Requires Python 3.9. Install it.", ["Requires Python 3.9.", "Install it."]),
         ("It is $9.9. Use v1.2.3. Done", ["It is $9.9.", "Use v1.2.3.", "Done"]),
         ("See a.1. Or x.y. Then", ["See a.1. Or x.y. Then"]),
+        # and so does a file, a domain or an address; a dotted abbreviation does not
+        (
+            "Edit config.yaml. Mail help@acme.com. Visit shop.ca. Use Node.js. Ok",
+            ["Edit config.yaml.", "Mail help@acme.com.", "Visit shop.ca.", "Use Node.js.", "Ok"],
+        ),
+        ("She has a Ph.D. She lives in the U.S. Now", ["She has a Ph.D. She lives in the U.S. Now"]),
         # A Markdown heading ends at its line break, as a blank line ends a sentence; list
         # items and table rows start units of their own. (A heading was read as the start of
         # the sentence after it, which then never met the same sentence elsewhere.)
