@@ -219,6 +219,7 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ("Growth was 55.5\xa0percent. Next one", ["Growth was 55.5\xa0percent.", "Next one"]),
         ("  Wait... What? Yes!!", ["Wait...", "What?", "Yes!!"]),
         ("See e.g. Smith; he said no. 5 is wrong", ["See e.g. Smith; he said no. 5 is wrong"]),
+        ("See Eq. 2 and Ref. 12. Then go.", ["See Eq. 2 and Ref. 12.", "Then go."]),
         ("   \n\n  ", []),
         # any whitespace starts a word: an abbreviation after a tab or a no-break space
         # stays one, and a unit after a no-break space ends its sentence
