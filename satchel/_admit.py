@@ -22,7 +22,7 @@ from ._chunk import Chunk, Priority
 from ._dedupe import Place, agree_where_overlapping
 from ._errors import BudgetError
 from ._ledger import Fresh, Ledger
-from ._represent import Compressor, fit
+from ._represent import Compressor, Fit, fit
 from ._sentences import SentenceCache
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
@@ -145,13 +145,16 @@ def admit(
     policy: Policy | None = None,
     cache: SentenceCache | None = None,
     names: tuple[str, str] = ("candidate", "source budget"),
+    spent: int = 0,
     ranks: Mapping[str, int] | None = None,
     forget: Callable[[str], None] | None = None,
 ) -> Admission:
     """Admit ``ranked`` (already in tier-and-rank order) into ``budget`` tokens.
 
     ``cache`` holds texts already split into sentences (by the first dedupe pass);
-    ``names`` are what errors call an item and the budget; ``ranks`` the retrieval rank
+    ``names`` are what errors call an item and the budget, and ``spent`` what the budget
+    the user set had spent before ``budget`` (the ``<sources>`` tags around the sources):
+    reasons and errors show that budget, with ``spent`` as used; ``ranks`` the retrieval rank
     of each candidate, when ``ranked`` is in another order (role caps admit by role),
     for the orders to place sources by; ``forget`` is told the text of a merged source
     that a longer one replaced, which the caller's caches may then let go of (a document
@@ -163,6 +166,7 @@ def admit(
     duplicate_of = duplicate_of or {}
     policy = policy or Policy()
     count = text_tokens
+    whole = budget + spent  # the budget the user set, as reasons and errors show it
     for position, chunk in enumerate(ranked):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
@@ -207,6 +211,7 @@ def admit(
                 )
                 continue
         left = budget - out.used
+        room = (left, whole)  # (what is left, of the budget shown: see _no_room)
         place = chunk.place
         stale = None  # an admitted source that holds other text at this chunk's place
         sources = by_doc.get(place[0]) if neighbours and place is not None else None
@@ -223,7 +228,7 @@ def admit(
                     # (the merged text is split for the ledger, and to be counted from
                     # what it grew from when counts add up)
                     split = cache if ledger is not None or policy.counts_add_up else None
-                    _merge_neighbours(chunk, sources, run, out, left, cost, ledger, names, forget, split)
+                    _merge_neighbours(chunk, sources, run, out, room, cost, ledger, names, forget, split)
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -235,9 +240,12 @@ def admit(
         out.widest_label = max(out.widest_label, label)
         overhead = cost([chunk], "", label)
         if left <= overhead:
-            # The budget is full: nothing of this chunk can fit, so skip the dedupe work.
-            out.decisions[chunk.id] = _no_room(chunk, overhead + count(chunk.text), left, budget, names)
-            continue
+            # The budget is full: nothing of this chunk can fit (but a text that merges whole
+            # into the close tag: "."), so skip the dedupe work.
+            needs = cost([chunk], chunk.text, label)
+            if needs > left:
+                out.decisions[chunk.id] = _no_room(chunk, needs, room, names)
+                continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
         edges = place is None or not neighbours
         fresh = ledger.fresh(chunk.text, edges=edges) if ledger is not None else None
@@ -246,21 +254,27 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = len(fresh.sent_in) if fresh is not None else 0
-        shaped = fit(
-            text,
-            role=role,
-            cap=cap,
-            room=max(0, left - overhead),
-            question=policy.question,
-            count=count,
-            extractive=policy.extractive and not critical,
-            compressor=None if critical else policy.compressor,
-            compressor_roles=policy.compressor_roles,
-            weights=policy.weights,
-            adds_up=policy.counts_add_up,
-        )
+        # Exactly what the text takes as it is (its last piece may merge with the close
+        # tag: ".\n" is one token, so it takes less than the tags and the text apart).
+        verbatim = cost([chunk], text, label)
+        if verbatim <= left and (cap is None or count(text) <= cap):
+            shaped = Fit(text, "verbatim")
+        else:
+            shaped = fit(
+                text,
+                role=role,
+                cap=cap,
+                room=max(0, left - overhead),
+                question=policy.question,
+                count=count,
+                extractive=policy.extractive and not critical,
+                compressor=None if critical else policy.compressor,
+                compressor_roles=policy.compressor_roles,
+                weights=policy.weights,
+                adds_up=policy.counts_add_up,
+            )
         if shaped.text is None:
-            decision = _no_room(chunk, overhead + count(text), left, budget, names)
+            decision = _no_room(chunk, verbatim, room, names)
             if shaped.reason:  # a role cap or compression said why
                 decision.reason, decision.stage = shaped.reason, "represent"
             decision.sentences_removed = removed
@@ -273,9 +287,9 @@ def admit(
             span = _within(place, fresh.run if fresh is not None else (0, len(text)))
         rank = position + 1 if ranks is None else ranks[chunk.id]
         draft = Draft([chunk], shaped.text, rank, span, role=role)
-        draft.cost = cost(draft.members, draft.text, label)
+        draft.cost = verbatim if draft.text is text else cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
-            out.decisions[chunk.id] = _no_room(chunk, draft.cost, left, budget, names)
+            out.decisions[chunk.id] = _no_room(chunk, draft.cost, room, names)
             continue
         out.sources.append(draft)
         out.used += draft.cost
@@ -305,7 +319,7 @@ def _merge_neighbours(
     sources: _DocumentSources,
     run: tuple[int, int],
     out: Admission,
-    left: int,
+    room: tuple[int, int],
     cost: CostFn,
     ledger: Ledger | None,
     names: tuple[str, str],
@@ -314,7 +328,8 @@ def _merge_neighbours(
 ) -> None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
-    _other_version); or drop it, when it is covered or too big to merge."""
+    _other_version); or drop it, when it is covered or too big to merge. ``room``: the
+    tokens left, of the budget shown (see _no_room)."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     touching = sources.drafts[run[0] : run[1]]
     for d in touching:
@@ -372,15 +387,17 @@ def _merge_neighbours(
     index = out.sources.index(lead_draft)
     merged.cost = cost(merged.members, text, index + 1)
     extra = merged.cost - old_cost
+    left, whole = room
     if extra > left:
         if chunk.priority == Priority.CRITICAL:
             raise BudgetError(
                 f"CRITICAL {names[0]} {chunk.id!r} needs {extra} more tokens to join "
-                f"{lead_draft.lead.id} but only {left} are left; raise the budget or lower its priority"
+                f"{lead_draft.lead.id} but only {left} of the {whole}-token {names[1]} are left; "
+                "raise the budget or lower its priority"
             )
         out.decisions[chunk.id] = Decision(
             "dropped",
-            f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} left",
+            f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} of {whole} left",
             "admit",
         )
         return
@@ -493,10 +510,11 @@ def _cut_members(fresh: Fresh, union: Place, touching: Sequence[Draft], chunk: C
     return out
 
 
-def _no_room(chunk: Chunk, needs: int, left: int, budget: int, names: tuple[str, str]) -> Decision:
-    """The decision for a candidate that needs ``needs`` tokens with ``left`` of ``budget`` left:
-    dropped, unless it is CRITICAL, which must be sent or stop the pack (seed 004 drops it
-    silently; Satchel never does)."""
+def _no_room(chunk: Chunk, needs: int, room: tuple[int, int], names: tuple[str, str]) -> Decision:
+    """The decision for a candidate that needs ``needs`` tokens with ``room`` = (left, of a
+    budget of) tokens: dropped, unless it is CRITICAL, which must be sent or stop the pack
+    (seed 004 drops it silently; Satchel never does)."""
+    left, budget = room
     if chunk.priority == Priority.CRITICAL:
         item, budget_name = names
         raise BudgetError(

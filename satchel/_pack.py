@@ -593,9 +593,10 @@ class Packer:
             else None,
             counts_add_up=self._counter.additive,
         )
+        room = max(0, budget.sources - self._sources_element(question) - shortfall)
         admission = admit(
             ranked,
-            max(0, budget.sources - self._sources_element(question) - shortfall),
+            room,
             functools.partial(self._cost, sentences=sentences, tags=tags),
             functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={
@@ -610,6 +611,7 @@ class Packer:
             # role caps admit by role; the orders place sources by retrieval rank
             ranks=None if self.role_caps is None else {c.id: i for i, c in enumerate(retrieval, start=1)},
             forget=functools.partial(self._forget, sentences=sentences),
+            spent=budget.sources - room,  # the <sources> tags (and any shortfall): shown as used
         )
         left = {c.id for c in ranked}
         for chunk in retrieval:

@@ -116,7 +116,9 @@ _ABBREVIATIONS = frozenset(
     oct nov dec mon tue wed thu fri sat sun""".split()
 )
 # These abbreviate only before a number ("No. 5", "p. 12"); "said no. He" ends a sentence.
-_NUMBER_ABBREVIATIONS = frozenset("no nos vol vols fig figs eq eqs ref refs ed eds pp p op art sec ch pt para thm".split())
+_NUMBER_ABBREVIATIONS = frozenset(
+    "no nos vol vols fig figs eq eqs ref refs ed eds pp p op art sec ch pt para thm".split()
+)
 # A sentence ends at a run of ., ! or ? (with any closing quotes or brackets)
 # followed by whitespace and something that can start a sentence; or at a blank
 # line. The pieces of that rule, put together in _BOUNDARY; Python looks only at

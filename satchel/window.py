@@ -67,12 +67,19 @@ class ContextWindow:
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
         self._usage: WindowUsage | None = None
+        self._failed = False  # whether the last assemble() raised
 
     def add_block(
         self, text: str, priority: Priority | int | str = Priority.MEDIUM, id: str | None = None
     ) -> None:
-        """Add a block; ``id`` defaults to ``block_N`` and must be unique."""
-        block_id = id if id is not None else f"block_{len(self._blocks)}"
+        """Add a block; ``id`` must be unique, and defaults to ``block_N``, N the number of
+        blocks added before (or the first N after it that no block has taken)."""
+        block_id = id
+        if block_id is None:
+            n = len(self._blocks)
+            while f"block_{n}" in self._blocks:  # (a block given that id by hand)
+                n += 1
+            block_id = f"block_{n}"
         # Checked here, so that errors name a block (the Chunk underneath names a candidate).
         if not isinstance(block_id, str) or not block_id.strip():
             raise InputError(
@@ -101,6 +108,7 @@ class ContextWindow:
     def assemble(self, max_tokens: int) -> str:
         """Admit blocks by priority within ``max_tokens`` and join the included ones in added order."""
         self._usage = None  # (a failed assemble leaves no usage of an earlier one behind)
+        self._failed = True  # (until it returns)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
         blocks = list(self._blocks.values())
@@ -121,7 +129,7 @@ class ContextWindow:
                 - self._join(before, after)
             )
             if needs > max_tokens - used:
-                decisions[block.id] = _no_room(block, needs, max_tokens - used, max_tokens, _NAMES)
+                decisions[block.id] = _no_room(block, needs, (max_tokens - used, max_tokens), _NAMES)
                 continue
             included.insert(at, position[block.id])
             used += needs
@@ -158,6 +166,7 @@ class ContextWindow:
             max_tokens=max_tokens,
             reasons={b.id: decisions[b.id].reason for b in blocks},
         )
+        self._failed = False
         return prompt
 
     def _join(self, first: Chunk | None, second: Chunk | None) -> int:
@@ -180,6 +189,11 @@ class ContextWindow:
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""
         if self._usage is None:
+            if self._failed:
+                raise ConfigError(
+                    "usage() is known only after an assemble() that succeeds; the last one raised "
+                    "(see its error)"
+                )
             raise ConfigError("usage() is known only after assemble(max_tokens=...) has run")
         return self._usage
 

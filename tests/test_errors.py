@@ -152,13 +152,34 @@ def test_a_critical_candidate_is_never_dropped_when_the_budget_runs_out():
         {"id": "law-1", "text": "word " * 40, "priority": "critical"},
         {"id": "law-2", "text": "The fine is 500 euros.", "priority": "critical"},
     ]
-    for source_budget, left in ((67, 1), (75, 9)):
-        with pytest.raises(BudgetError, match=f"CRITICAL candidate 'law-2' needs 28 tokens but only {left} "):
+    # (the numbers are those of the source budget set: the <sources> tags take 5 of it)
+    for source_budget, left in ((67, 1), (74, 8)):
+        with pytest.raises(
+            BudgetError,
+            match=f"CRITICAL candidate 'law-2' needs 27 tokens but only {left} of the {source_budget}-token",
+        ):
             satchel.pack(chunks, "What is the fine?", source_budget=source_budget)
     # not CRITICAL: dropped with its reason
     chunks[1]["priority"] = "high"
     entry = satchel.pack(chunks, "What is the fine?", source_budget=67).entry("law-2")
-    assert entry.status == "dropped" and entry.reason == "does not fit: needs 28 tokens, 1 of 62 left"
+    assert entry.status == "dropped" and entry.reason == "does not fit: needs 27 tokens, 1 of 67 left"
+
+
+def test_a_candidate_that_fits_exactly_is_admitted():
+    # Its last piece merges with the close tag (".\n" is one token), so the source takes a
+    # token less than its tags and its text apart: the room check counts the source (one
+    # that fit exactly was dropped for a lower-ranked one, and a CRITICAL one raised).
+    chunks = [{"id": "policy", "text": "Refunds take 5 business days.", "priority": "critical"}]
+    needs = satchel.pack(chunks, "When is my refund?").tokens.sources
+    result = satchel.pack(chunks, "When is my refund?", source_budget=needs)
+    assert result.entry("policy").kept and result.tokens.sources == needs
+    words = f"needs {needs - 5} tokens but only {needs - 6} of the {needs - 1}-token"
+    with pytest.raises(BudgetError, match=words):
+        satchel.pack(chunks, "When is my refund?", source_budget=needs - 1)
+    chunks += [{"id": "other", "text": "Refunds are quick here.", "score": 0.1}]
+    chunks[0].update(priority="medium", score=0.9)
+    result = satchel.pack(chunks, "When is my refund?", source_budget=needs)
+    assert result.entry("policy").kept and result.entry("other").reason.startswith("does not fit")
 
 
 def test_numbers_of_any_integer_or_real_type_and_nulls_are_accepted():

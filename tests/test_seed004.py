@@ -120,8 +120,23 @@ def test_a_failed_assemble_leaves_no_usage_behind():
     window.assemble(max_tokens=100)
     with pytest.raises(satchel.BudgetError):
         window.assemble(max_tokens=2)
-    with pytest.raises(satchel.ConfigError, match="after assemble"):
+    with pytest.raises(satchel.ConfigError, match=r"after an assemble\(\) that succeeds; the last one"):
         window.usage()
+
+
+def test_default_block_ids_never_collide_with_given_ones():
+    # (block_N was taken from the count of blocks: a block named "block_1" by hand made
+    # every later block without an id fail as a repeat)
+    window = ContextWindow("gpt-4o")
+    window.add_block("Pinned instructions.", Priority.CRITICAL, "block_1")
+    window.add_block("First default.")
+    window.add_block("Second default.")
+    assert [b.id for b in window.blocks] == ["block_1", "block_2", "block_3"]
+    window = ContextWindow("gpt-4o")
+    window.add_block("a")
+    window.add_block("b", id="block_2")
+    window.add_block("c")
+    assert [b.id for b in window.blocks] == ["block_0", "block_2", "block_3"]
 
 
 def test_room_a_dropped_block_leaves_goes_to_a_block_skipped_for_want_of_room():
