@@ -3,10 +3,12 @@
 :func:`cite` parses ``[S1]``-style labels from a model's answer and maps them
 through the pack's label map to chunk ids. Accepted forms, case-insensitive::
 
-    [S1]   [S1, S3]   [S1; S3]   [S1][S2]   [S1-S3]   [S1–S3]   [S1-3]
+    [S1]   [S1, S3]   [S1; S3]   [S1 and S3]   [S1][S2]   [S1-S3]   [S1–S3]   [S1-3]   [S1 to S3]
 
-A bracket counts only when it holds nothing but labels, so ``[see S1]`` or a
-Markdown link is left alone. A label the pack never sent (``[S9]`` of eight
+A bracket counts only when it holds nothing but labels and what joins them, so
+``[see S1]`` or a Markdown link's text ``[docs]`` is left alone (a link whose text
+is a label, ``[S1](#s1)``, cites S1); so is code (```` `arr[s3]` ```` and fenced
+blocks). A label the pack never sent (``[S9]`` of eight
 sources) is *unknown*: the model invented it. Titles and sections for
 references are the attributes each source showed the model
 (``PackResult.sources``); a field left out of ``metadata=`` is ``None``.
@@ -25,11 +27,19 @@ from ._manifest import PackResult
 
 __all__ = ["Citations", "Reference", "cite"]
 
-_LABEL = r"s\s*\d+"
-_ITEM = rf"{_LABEL}(?:\s*[-–—]\s*(?:s\s*)?\d+)?"
-_BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
-_ONLY_LABELS = re.compile(rf"\s*{_ITEM}(?:\s*[,;]?\s*{_ITEM})*\s*[,;]?\s*\Z", re.IGNORECASE)
-_ITEMS = re.compile(r"s\s*(\d+)(?:\s*[-–—]\s*(?:s\s*)?(\d+))?", re.IGNORECASE)
+#: a bracket without brackets inside it
+_BRACKET = re.compile(r"\[([^\[\]]+)\]")
+#: a label ("S1"), or a range of them ("S1-S3", "S1-3", "S1 to S3"); labels are numbered
+#: by their digits, so "S1S2" is two
+_ITEMS = re.compile(r"s\s*(\d+)(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d+))?", re.IGNORECASE)
+#: what may stand around and between labels: whitespace, commas, semicolons, "&" and "and".
+#: (Checked in the gaps the labels leave, each step one character or the word: a regex for
+#: the whole bracket backtracked over the ways to share whitespace out between its parts,
+#: and an answer of 73 characters took minutes.)
+_JOINS = re.compile(r"(?:[\s,;&]|and\b)*", re.IGNORECASE)
+#: code, whose brackets are no citations: fenced blocks (to their closing fence, or the end)
+#: and inline spans
+_CODE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1|\Z)|`[^`\n]+`", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +107,12 @@ def _mentions(answer: str, sent: int) -> list[int]:
     """Label numbers in order of mention; a range gives the labels inside it (a long one: the
     sent ones and its ends; see _WHOLE_RANGE)."""
     out: list[int] = []
-    for bracket in _BRACKET.finditer(answer):
+    for bracket in _BRACKET.finditer(_CODE.sub(" ", answer)):
         inside = bracket.group(1)
-        if not _ONLY_LABELS.match(inside):
+        items = list(_ITEMS.finditer(inside))
+        if not _only_labels(inside, items):
             continue
-        for item in _ITEMS.finditer(inside):
+        for item in items:
             first = int(item.group(1))
             if item.group(2) is None:
                 out.append(first)
@@ -116,6 +127,19 @@ def _mentions(answer: str, sent: int) -> list[int]:
             out.extend(range(max(lo + 1, 1), min(hi, sent + 1)))
             out.append(hi)
     return out
+
+
+def _only_labels(inside: str, items: list[re.Match[str]]) -> bool:
+    """Whether a bracket holds ``items`` (labels and ranges found in it) and nothing else but
+    what joins them (_JOINS)."""
+    if not items:
+        return False
+    at = 0
+    for item in items:
+        if not _JOINS.fullmatch(inside, at, item.start()):
+            return False
+        at = item.end()
+    return _JOINS.fullmatch(inside, at) is not None
 
 
 def cite(answer: Any, result: PackResult) -> Citations:
