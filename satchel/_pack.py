@@ -386,10 +386,12 @@ class Packer:
         try:
             found = self._find_duplicates(retrieval, sentences)
             ranked, stripped = self._strip_boilerplate(retrieval, found)
-            # roles (seed 003): always reported; with role caps they also set admission order
-            roles = dict(zip((c.id for c in ranked), assign_roles(ranked, self.role_rule), strict=True))
+            roles = self._roles(ranked, retrieval, found)
             if self.role_caps is not None:
-                ranked.sort(key=lambda c: (int(c.priority), ROLES.index(roles[c.id])))
+                last = len(ROLES)  # (what has no role is dropped before its role counts)
+                ranked.sort(
+                    key=lambda c: (int(c.priority), ROLES.index(roles[c.id]) if c.id in roles else last)
+                )
         finally:
             counted()  # the counts are needed next; and no counting thread outlives a failure
         admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences, tags)
@@ -556,6 +558,34 @@ class Packer:
                 ranked[i] = replace(ranked[i], text=text, start=None, end=None)
         return [c for c, (text, _) in zip(ranked, cleaned, strict=True) if text], stripped
 
+    def _roles(
+        self, ranked: Sequence[Chunk], retrieval: Sequence[Chunk], found: DedupeReport
+    ) -> dict[str, str]:
+        """Seed 003, step 3: the role of each candidate left after dedupe (step 1) and the
+        distractor filter of admission (step 2), by the user's ``role`` or the role rule;
+        always reported, and with role caps they also set admission order and caps. (Given
+        to every candidate, copies from several queries took the supporting places, and the
+        chunk holding the answer was background, with no tokens.)"""
+        copies = {retrieval[i].id for i in found.duplicate_of}
+        least = self._min_score(ranked)
+        left = [
+            c
+            for c in ranked
+            if c.id not in copies
+            and (least is None or c.score is None or c.score >= least or c.priority == Priority.CRITICAL)
+        ]
+        return dict(zip((c.id for c in left), assign_roles(left, self.role_rule), strict=True))
+
+    def _min_score(self, ranked: Sequence[Chunk]) -> float | None:
+        """The distractor filter's threshold: ``min_score_ratio`` of the best score (None: off).
+        (A share of the best score means nothing when no score is above zero, as with logits
+        or negative distances: all would fall below it, the best too; the filter then drops
+        nothing, as the roles' rule does.)"""
+        best = max((c.score for c in ranked if c.score is not None), default=None)
+        if self.min_score_ratio is None or best is None or best <= 0:
+            return None
+        return best * self.min_score_ratio
+
     def _admit(
         self,
         ranked: Sequence[Chunk],
@@ -571,7 +601,6 @@ class Packer:
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
-        best = max((c.score for c in ranked if c.score is not None), default=None)
         policy = Policy(
             roles=roles,
             caps=None
@@ -581,12 +610,7 @@ class Packer:
             extractive=self.compress,
             compressor=self.compressor,
             compressor_roles=frozenset(self.compressor_roles),
-            # (a share of the best score means nothing when no score is above zero, as with
-            # logits or negative distances: all would fall below it, the best too; the
-            # filter then drops nothing, as the roles' rule does)
-            min_score=None
-            if self.min_score_ratio is None or best is None or best <= 0
-            else best * self.min_score_ratio,
+            min_score=self._min_score(ranked),
             min_score_ratio=self.min_score_ratio,
             weights=term_weights((c.text for c in ranked), question_terms(question))
             if self.compress

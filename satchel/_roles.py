@@ -43,8 +43,12 @@ class RoleRule:
 
     The best-ranked candidate is decisive, and so is each next one whose score
     is within ``decisive_gap`` (relative) of the best score, up to
-    ``max_decisive``. The next ``supporting`` candidates are supporting; the rest
-    are background. Without scores only ranks count.
+    ``max_decisive`` (counting those the user made decisive, ``role="decisive"``;
+    with one of those, only the score gap makes another). The next ``supporting``
+    candidates are supporting; the rest are background. Without scores only ranks
+    count. Packing applies it to the candidates left after the first dedupe pass and
+    the distractor filter (seed 003: deduplicate, admit, then assign roles), so a
+    copy never takes a role's place.
     """
 
     max_decisive: int = 1
@@ -72,6 +76,9 @@ def assign_roles(ranked: Sequence[Chunk], rule: RoleRule) -> list[str]:
     """The role of each ranked candidate: its own, or the rule's by rank and score gap."""
     roles: list[str] = []
     best = ranked[0].score if ranked else None
+    # Decisive roles the user gave fill max_decisive first (the best untagged candidate was
+    # made decisive beside one, whatever its score).
+    given = sum(1 for chunk in ranked if chunk.role == "decisive")
     decisive = 0
     unassigned_seen = 0
     for chunk in ranked:
@@ -85,7 +92,7 @@ def assign_roles(ranked: Sequence[Chunk], rule: RoleRule) -> list[str]:
             and best > 0
             and chunk.score >= best * (1 - rule.decisive_gap)
         )
-        if decisive < rule.max_decisive and (unassigned_seen == 1 or near_top):
+        if given + decisive < rule.max_decisive and ((unassigned_seen == 1 and not given) or near_top):
             roles.append("decisive")
             decisive += 1
         elif unassigned_seen <= decisive + rule.supporting:

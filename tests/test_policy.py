@@ -71,8 +71,33 @@ def test_role_rule_by_rank_and_score_gap():
     assert [e.role for e in r.manifest] == ["decisive", "decisive"] + ["supporting"] * 3 + ["background"] * 3
     ranked[5]["role"] = "decisive"
     r = satchel.pack(ranked, "q?", role_caps={}, order="edge-anchored")
-    assert r.entry("c5").role == "decisive"
-    assert [s.ids[0] for s in r.sources][:2] == ["c0", "c5"]  # given roles win; decisive first
+    # Given roles win and fill max_decisive (1): the best untagged one is no second decisive
+    # one (it was, whatever its score), and the decisive one goes first.
+    assert r.entry("c5").role == "decisive" and r.entry("c0").role == "supporting"
+    assert [s.ids[0] for s in r.sources][:2] == ["c5", "c0"]
+    r = satchel.pack(ranked, "q?", role_rule=satchel.RoleRule(max_decisive=2))
+    assert [r.entry(i).role for i in ("c0", "c1", "c5")] == ["decisive", "supporting", "decisive"]
+
+
+def test_copies_and_distractors_take_no_role():
+    # Seed 003: deduplicate, admit, then assign roles. Copies of one chunk from several
+    # queries took every supporting place, and the chunk that answers was background: with
+    # the evidence policy, dropped with 0 tokens while most of the budget was free.
+    base = "The Zephyr router supports WPA3 encryption on all bands. It ships with firmware 2.1."
+    chunks = [chunk("top", "Zephyr routers reset by holding the button for 10 seconds.", 0.9)]
+    chunks += [chunk(f"dup{i}", base, 0.8 - i / 1000) for i in range(4)]
+    chunks += [chunk("low", "Zephyr is a brand of routers.", 0.05)]
+    chunks += [chunk("unique", "The Zephyr warranty lasts 2 years and does not cover water damage.", 0.7)]
+    policy = {**satchel.EVIDENCE_POLICY, "min_score_ratio": 0.2}
+    r = satchel.pack(chunks, "How long is the Zephyr warranty?", source_budget=2000, **policy)
+    assert [r.entry(i).role for i in ("top", "dup0", "dup1", "low", "unique")] == [
+        "decisive",
+        "supporting",
+        None,
+        None,
+        "supporting",
+    ]
+    assert r.entry("unique").kept and r.entry("low").reason.startswith("distractor filter")
 
 
 def test_supporting_over_its_cap_is_compressed_and_protected_details_survive():
@@ -263,8 +288,10 @@ def test_query_adjacent_and_edge_anchored_exact_sequences():
     rule = satchel.RoleRule(max_decisive=1, supporting=3)
     anchored = satchel.pack(chunks, "q?", order="edge-anchored", role_rule=rule)
     assert [s.ids[0] for s in anchored.sources] == ["1", "2", "3", "4", "5", "6"]
-    chunks[4]["role"] = "decisive"
+    chunks[4]["role"] = "decisive"  # (the one decisive place is taken: "1" is supporting)
     anchored = satchel.pack(chunks, "q?", order="edge-anchored", role_rule=rule)
+    assert [s.ids[0] for s in anchored.sources] == ["5", "1", "2", "3", "4", "6"]
+    anchored = satchel.pack(chunks, "q?", order="edge-anchored", role_rule=satchel.RoleRule(max_decisive=2))
     assert [s.ids[0] for s in anchored.sources] == ["1", "5", "2", "3", "4", "6"]
 
 
