@@ -148,7 +148,7 @@ def compress(
     whole once for each of its sentences).
     """
     strategy, spans = _units(text)
-    if len(spans) < 2:
+    if not spans:
         return None
     terms = question_terms(question)
     units = [text[s:e] for s, e in spans]
@@ -222,7 +222,8 @@ def compress(
         if tally <= cap:
             bisect.insort(chosen, i)
             total = tally
-    if not chosen or len(chosen) == len(units):
+    # (every unit kept is a compression too: of a text padded with blank lines, say)
+    if not chosen:
         return None
     return Compressed(
         text=render(chosen),
@@ -346,4 +347,6 @@ def fit(
     why = f"over the {role} cap of {cap}" if over_cap else "would not fit whole"
     if beyond is not None:
         why += f"; its protected details need {after}"
+    if compressed.units_kept == compressed.units_total:
+        why += "; all of it kept but the whitespace around it"
     return Fit(compressed.text, f"compressed ({compressed.strategy}, {why}) {size} → {after} tokens", info)

@@ -463,3 +463,18 @@ def test_only_a_sentence_that_points_back_or_turns_qualifies_and_only_protected_
         None,
         "cannot compress: no whole sentence fits in the 8 tokens available",
     )
+
+
+def test_a_text_padded_with_blank_lines_is_compressed_to_its_sentences():
+    # Scraped and PDF text often opens with blank lines. Every sentence fit the cap, but not
+    # the whole text: compression kept nothing rather than everything, and the item was
+    # dropped ("no whole sentence fits"), or kept whole over its cap.
+    body = "The lamp costs 30 dollars. Returns take 14 days. Shipping is free."
+    chunks = [chunk("top", "Lamps are sold online.", 0.9), chunk("x", "\n \n" * 10 + body, 0.8)]
+    for question in ("Where are lamps sold?", "How much does the lamp cost?"):
+        r = satchel.pack(chunks, question, role_caps={"supporting": 20}, compress=True)
+        assert r.sources[1].text == body
+        assert "all of it kept but the whitespace around it" in r.entry("x").reason
+    chunks[1]["text"] = "\n" * 60 + "Returns take 14 days."  # one sentence
+    r = satchel.pack(chunks, "q?", role_caps={"supporting": 10}, compress=True)
+    assert r.sources[1].text == "Returns take 14 days."
