@@ -71,13 +71,45 @@ def _has_detail(unit: str) -> list[str]:
     return [m.group(0) for m in _DETAIL.finditer(unit)]
 
 
-def _protected(unit: str, terms: frozenset[str]) -> bool:
-    details = _has_detail(unit)
+def _alike(word: str, term: str) -> bool:
+    """Whether a word of a sentence is the question's ``term`` in another form: the same, or
+    both of four letters or more and alike but for an ending of up to two letters, beyond
+    four ("costs" and "cost", "pricing" and "price", "monthly" and "month", "refunds" and
+    "refundable"). Loose on purpose: it only keeps a sentence with a detail from being cut."""
+    if word == term:
+        return True
+    shorter = min(len(word), len(term))
+    if shorter < 4:
+        return False
+    stem = max(4, shorter - 2)
+    return word[:stem] == term[:stem]
+
+
+def _about(words: set[str], terms: frozenset[str]) -> bool:
+    """Whether the words of a sentence hold a question term, in any form (see _alike)."""
+    return not words.isdisjoint(terms) or any(_alike(w, t) for w in words for t in terms)
+
+
+def _protected(unit: str, terms: frozenset[str], after: bool = False) -> bool:
+    """Whether ``unit`` holds a detail that matters to the question: the sentence is about the
+    question, or the detail itself is asked about; ``after``: the sentence before it is about
+    the question, and this one points back to it ("Plus is the premium plan. It costs $4.99
+    a month.": "It" is Plus)."""
+    # (a name the question holds is its topic, not a detail: "Plus adds cloud backup for
+    # every Plus user." says nothing the question asks of Plus)
+    details = [d for d in _has_detail(unit) if not (d.istitle() and d.isalpha() and d.lower() in terms)]
     if not details:
         return False
     words = {w.lower() for w in _WORD.findall(unit)}
-    # A detail matters when the sentence is about the question, or the detail itself is asked about.
-    return bool(words & terms) or any(d.lower() in terms for d in details)
+    return (
+        _about(words, terms)
+        or any(d.lower() in terms for d in details)
+        or (after and _POINTS_BACK.match(unit) is not None)
+    )
+
+
+#: a sentence that opens with a word pointing back at the one before it
+_POINTS_BACK = re.compile(r"""["'“‘(]*(?:it|its|this|that|these|those|they|their|such)\b""", re.IGNORECASE)
 
 
 #: A sentence right after a protected one that qualifies it: it opens with a word that
@@ -94,9 +126,11 @@ def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
     """Which of ``units`` compression must keep: those with a detail that matters to the
     question (see _protected), and each sentence right after one that qualifies it."""
     out: list[int] = []
+    about = False  # whether the sentence before is about the question
     for i, unit in enumerate(units):
-        if _protected(unit, terms) or (out and out[-1] == i - 1 and _QUALIFIES.search(unit)):
+        if _protected(unit, terms, about) or (out and out[-1] == i - 1 and _QUALIFIES.search(unit)):
             out.append(i)
+        about = _about({w.lower() for w in _WORD.findall(unit)}, terms)
     return out
 
 

@@ -478,3 +478,20 @@ def test_a_text_padded_with_blank_lines_is_compressed_to_its_sentences():
     chunks[1]["text"] = "\n" * 60 + "Returns take 14 days."  # one sentence
     r = satchel.pack(chunks, "q?", role_caps={"supporting": 10}, compress=True)
     assert r.sources[1].text == "Returns take 14 days."
+
+
+def test_the_sentence_with_the_asked_number_survives_compression():
+    # Seed 003's failure, "the number was dropped": "It costs $4.99 a month." shares no word
+    # with "How much does Plus cost?" as written ("costs"), and "It" is Plus; the sentences
+    # around it held only "Plus" itself, the question's topic, and were protected instead.
+    text = (
+        "Plus is the premium plan of the Brightgrid app. Plus adds cloud backup for every Plus user. "
+        "It costs $4.99 a month. Plus members also get early access to new Plus features."
+    )
+    for question in ("How much does Plus cost?", "What is the monthly price of Plus?"):
+        assert "It costs $4.99 a month." in protected_spans(text, question)
+        assert "Plus adds cloud backup for every Plus user." not in protected_spans(text, question)
+        chunks = [chunk("top", "Brightgrid sells lamps and apps.", 0.9), chunk("plus", text, 0.8)]
+        r = satchel.pack(chunks, question, role_caps={"supporting": 30}, compress=True)
+        assert "It costs $4.99 a month." in r.sources[1].text and r.entry("plus").compression["ratio"] < 1
+    assert protected_spans("The lamp is red. It costs $5.", "Who made the radio?") == []
