@@ -177,6 +177,19 @@ def _cell(value: Any) -> str:
     return " ".join(text.splitlines())  # (a row stays one line)
 
 
+def _beyond_sources(budget: Mapping[str, Any]) -> str:
+    """The end of the trace's budget line: what the window holds beyond a source budget the
+    user capped (without it, the sum on that line fell short of the window)."""
+    cap = budget.get("cap")
+    if cap is None:
+        return ""
+    parts = ("system", "question", "history", "answer", "contract", "other", "sources")
+    rest = budget["context_window"] - sum(budget.get(name) or 0 for name in parts)
+    if rest > 0:
+        return f" + beyond the source budget {rest} (source_budget={cap})"
+    return f" (source_budget={cap} is more than the window leaves)" if cap > budget["sources"] else ""
+
+
 def format_trace(data: Mapping[str, Any]) -> str:
     """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table.
 
@@ -193,7 +206,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
         + (f" + contract {budget['contract']}" if budget.get("contract") else "")
         + (f" + other {budget['other']}" if budget.get("other") else "")
         + f" + sources {budget['sources']}"
-        + (f" (capped at {budget['cap']})" if budget.get("cap") is not None else "")
+        + _beyond_sources(budget)
     )
     lines.append(
         f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "

@@ -71,6 +71,13 @@ def test_trace_lists_every_candidate_and_the_budget(capsys):
     for chunk in example_request()["candidates"]:
         assert chunk["id"][:20] in out
     assert "dropped" in out and "does not fit" in out and "duplicate" in out
+    # the budget line is a sum that holds, with a source budget set or not
+    for budget in ("300", None):
+        argv = ["pack", "--example", "--format", "trace"] + (["--source-budget", budget] if budget else [])
+        line = run(capsys, *argv)[1].splitlines()[0]
+        window, parts = line.split(" = ")
+        total = sum(int(part.split(" (")[0].split()[-1]) for part in parts.split(" + "))
+        assert total == int(window.split()[-1]), line
 
 
 @pytest.mark.parametrize(
