@@ -221,14 +221,17 @@ def admit(
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is None:
-                    # It joins that source, as part of it, under the source's role (not its
-                    # own cap: a window next to the decisive one is more of the same passage;
-                    # dropped by a background cap of 0, it cost the evidence benchmark's
-                    # policy row 1.6 to 2.2 points of answers).
+                    # It joins that source, as part of it, under the source's role and its
+                    # cap (not its own: a window next to the decisive one is more of the same
+                    # passage; dropped by a background cap of 0, it cost the evidence
+                    # benchmark's policy row 1.6 to 2.2 points of answers).
                     # (the merged text is split for the ledger, and to be counted from
                     # what it grew from when counts add up)
                     split = cache if ledger is not None or policy.counts_add_up else None
-                    _merge_neighbours(chunk, sources, run, out, room, cost, ledger, names, forget, split)
+                    capped = None if critical or policy.caps is None else (policy.caps, count)
+                    _merge_neighbours(
+                        chunk, sources, run, out, room, cost, ledger, names, forget, split, capped
+                    )
                     continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
@@ -325,11 +328,13 @@ def _merge_neighbours(
     names: tuple[str, str],
     forget: Callable[[str], None] | None = None,
     cache: SentenceCache | None = None,
+    capped: tuple[Mapping[str, int | None], Callable[[str], int]] | None = None,
 ) -> None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
     _other_version); or drop it, when it is covered or too big to merge. ``room``: the
-    tokens left, of the budget shown (see _no_room)."""
+    tokens left, of the budget shown (see _no_room); ``capped``: the role caps, and the
+    count of a text, when the merged source must stay within the cap of its role."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     touching = sources.drafts[run[0] : run[1]]
     for d in touching:
@@ -381,6 +386,16 @@ def _merge_neighbours(
             text, span = fresh.text, _within(union, fresh.run)
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
+    cap = None if capped is None else capped[0].get(lead_draft.role)
+    if cap is not None and (size := capped[1](text)) > cap:
+        # (a supporting source capped at 40 tokens grew to 211, window by window)
+        out.decisions[chunk.id] = Decision(
+            "dropped",
+            f"over the {lead_draft.role} cap: merged into {lead_draft.lead.id}, the source would be "
+            f"{size} tokens > {cap} (role_caps)",
+            "represent",
+        )
+        return
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)

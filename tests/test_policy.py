@@ -495,3 +495,24 @@ def test_the_sentence_with_the_asked_number_survives_compression():
         r = satchel.pack(chunks, question, role_caps={"supporting": 30}, compress=True)
         assert "It costs $4.99 a month." in r.sources[1].text and r.entry("plus").compression["ratio"] < 1
     assert protected_spans("The lamp is red. It costs $5.", "Who made the radio?") == []
+
+
+def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
+    # (a supporting source capped at 40 tokens grew to 211, window by window: merges were
+    # never held to a cap)
+    doc = " ".join(f"Sentence number {i} talks about the blue lamp setup step." for i in range(40))
+    windows = [
+        chunk(f"w{i}", doc[at : at + 150], 0.5 - i / 1000, doc_id="d", start=at, end=min(len(doc), at + 150))
+        for i, at in enumerate(range(0, 8 * 120, 120))
+    ]
+    top = chunk("top", "The lamp blinks blue when ready. " * 3, 0.99)
+    caps = {"decisive": None, "supporting": 40, "background": None}
+    r = satchel.pack([top, *windows], "How do I set up the lamp?", source_budget=400, role_caps=caps)
+    count = satchel.Packer().count
+    for source in r.sources:
+        if r.entry(source.ids[0]).role == "supporting":
+            assert count(source.text) <= 40
+    assert r.entry("w1").reason == (
+        "over the supporting cap: merged into w0, the source would be 58 tokens > 40 (role_caps)"
+    )
+    assert [s.ids for s in r.sources if "w4" in s.ids] == [("w4", "w5", "w6", "w7")]  # background: no cap
