@@ -386,8 +386,9 @@ def _merge_neighbours(
             text, span = fresh.text, _within(union, fresh.run)
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
-    cap = None if capped is None else capped[0].get(lead_draft.role)
-    if cap is not None and (size := capped[1](text)) > cap:
+    caps, count = capped if capped is not None else ({}, len)
+    cap = caps.get(lead_draft.role)
+    if cap is not None and (size := count(text)) > cap:
         # (a supporting source capped at 40 tokens grew to 211, window by window)
         out.decisions[chunk.id] = Decision(
             "dropped",
