@@ -551,6 +551,11 @@ class Packer:
             ignore=frozenset(found.duplicate_of),
         )
         for i, (text, n) in enumerate(cleaned):
+            if n and ranked[i].priority == Priority.CRITICAL:
+                # (a CRITICAL chunk is sent as given, or stops the pack: its lines may recur
+                # elsewhere, as a pinned notice does, and are stripped from the others)
+                cleaned[i] = (ranked[i].text, 0)
+                continue
             if n:
                 stripped[ranked[i].id] = n
             if n and text:

@@ -516,3 +516,17 @@ def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
         "over the supporting cap: merged into w0, the source would be 58 tokens > 40 (role_caps)"
     )
     assert [s.ids for s in r.sources if "w4" in s.ids] == [("w4", "w5", "w6", "w7")]  # background: no cap
+
+
+def test_a_critical_chunk_is_never_stripped_as_boilerplate():
+    # (a pinned notice whose line recurs across documents was dropped as "all boilerplate",
+    # though a CRITICAL chunk is sent or stops the pack)
+    notice = "Cookie notice: we use cookies to improve this site."
+    chunks = [
+        {"id": f"d{i}", "text": f"Fact {i} is here and matters a lot.\n{notice}", "doc_id": f"D{i}"}
+        for i in range(4)
+    ]
+    chunks.append({"id": "pin", "text": notice, "priority": "critical", "doc_id": "P"})
+    r = satchel.pack(chunks, "q?", strip_boilerplate=True)
+    assert r.entry("pin").kept and [s.text for s in r.sources].count(notice) == 1
+    assert all(notice not in s.text for s in r.sources if s.ids != ("pin",))
