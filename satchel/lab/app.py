@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 try:
     from fastapi import Depends, FastAPI, Request
@@ -41,6 +43,7 @@ import satchel
 from .._errors import InputError, ModelError, PackError
 from .._pack import Packer
 from ..cli.pack import example_request
+from ..log import load_json
 
 __all__ = [
     "DEFAULT_MAX_BODY",
@@ -114,6 +117,10 @@ class ModelSlot:
                 register = getattr(client, "register", None)
                 if callable(register):
                     self.pack_model = register().name
+                elif (name := getattr(client, "model", None)) in satchel.known_models():
+                    # a server model Satchel knows: pack for its window and tokenizer (the
+                    # page packed for gpt-4o's 128k window and sent it to a 16k model)
+                    self.pack_model = name
                 self._client = client
             return self._client
 
@@ -243,6 +250,25 @@ def _defaults() -> dict[str, Any]:
     return out
 
 
+def _same_site_json(request: Request) -> None:
+    """Refuse a request another site's page may have sent: the lab can call a model, and a
+    page elsewhere may post to it without asking first as long as it sends form or plain
+    text, not JSON. So a body must be declared JSON, and a browser's Origin, when it sends
+    one, must be this lab's own."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise CrossSiteError(
+            f"the request body must be sent as application/json, not {media or 'without a content type'!r}"
+        )
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+        raise CrossSiteError(f"a request from {origin!r} is refused: the lab answers only its own page")
+
+
+class CrossSiteError(InputError):
+    """A request the lab refuses for where it may come from (see _same_site_json)."""
+
+
 # -- the size limit ----------------------------------------------------------------
 
 Scope = MutableMapping[str, Any]
@@ -326,13 +352,18 @@ def create_app(
 
     @app.exception_handler(PackError)
     async def pack_error(request: Request, exc: PackError) -> JSONResponse:
-        status = 502 if isinstance(exc, ModelError) else 400
+        status = 502 if isinstance(exc, ModelError) else 403 if isinstance(exc, CrossSiteError) else 400
         return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=status)
 
     async def body_of(request: Request) -> dict[str, Any]:
+        _same_site_json(request)
         try:
-            data = await request.json()
-        except ValueError:
+            text = (await request.body()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("the request body is not UTF-8; send it as UTF-8 JSON") from None
+        try:
+            data = load_json(text, "the request body")
+        except json.JSONDecodeError:
             raise InputError("the request body is not valid JSON") from None
         return _object(data)
 

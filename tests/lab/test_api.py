@@ -310,3 +310,45 @@ def test_a_model_spec_satchel_does_not_know_is_refused_at_start(monkeypatch):
     monkeypatch.setenv("SATCHEL_LAB_MODEL", "ollama:llama3")
     with pytest.raises(satchel.ConfigError, match="model spec 'ollama:llama3'"):
         create_app()
+
+
+def test_a_request_another_site_may_send_is_refused(example, model_lab):
+    # A page elsewhere may post form or plain text to the lab without asking first (no CORS
+    # preflight), and the lab calls a model: a body must be JSON, and an Origin the lab's own.
+    lab, model = model_lab
+    body = json.dumps({"candidates": example["candidates"], "question": example["question"]})
+    for headers in (
+        {"content-type": "text/plain", "origin": "https://evil.example"},
+        {"content-type": "application/x-www-form-urlencoded"},
+        {"content-type": "application/json", "origin": "https://evil.example"},
+        {},
+    ):
+        response = lab.post("/api/ask", content=body, headers=headers)
+        assert response.status_code == 403, headers
+        assert "refused" in response.json()["error"] or "application/json" in response.json()["error"]
+    assert model.calls == []
+    own = {"content-type": "application/json; charset=utf-8", "origin": "http://testserver"}
+    assert lab.post("/api/ask", content=body, headers=own).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "deeper than"),
+        (b'{"question": ' + b"9" * 5000 + b"}", "integer longer than"),
+        ('{"question": "caf\u00e9"}'.encode("latin-1"), "not UTF-8"),
+    ],
+)
+def test_json_python_cannot_read_is_a_400_that_says_why(client, content, needle):
+    response = client.post("/api/pack", content=content, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and needle in response.json()["error"]
+
+
+def test_a_server_model_satchel_knows_is_packed_for(example):
+    # (the page packed for gpt-4o's 128k window and sent that to a 16k model)
+    lab = TestClient(create_app(model="openai:gpt-3.5-turbo", client_factory=lambda spec: ServerModel()))
+    assert lab.get("/api/options").json()["defaults"]["model"] == "gpt-3.5-turbo"
+
+
+class ServerModel(FakeModel):
+    model = "gpt-3.5-turbo"
