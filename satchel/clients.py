@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ._chunk import check_utf8
 from ._errors import ConfigError, InputError, ModelError
 from ._models import ModelProfile, register_model
 
@@ -103,6 +104,7 @@ def _check_request(messages: Any, max_tokens: Any, temperature: Any) -> list[dic
             raise InputError(
                 f"messages[{i}]={m!r} must be a dict with role ({', '.join(_ROLES)}) and string content"
             )
+        check_utf8(m["content"], f"messages[{i}] content")  # (it could not be sent)
         out.append({"role": m["role"], "content": m["content"]})
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
@@ -132,7 +134,7 @@ def _retryable(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
 
 
-_CONTEXT_WORDS = re.compile(r"context|too long|too many tokens|exceed", re.IGNORECASE)
+_CONTEXT_WORDS = re.compile(r"context|too long|too large|too many tokens|exceed", re.IGNORECASE)
 _MAX_RETRY_AFTER_S = 60.0
 
 
@@ -176,9 +178,10 @@ class OpenAIClient:
     timeout, the n-th after ``backoff_s * 2**n`` seconds (jittered; a usable
     ``Retry-After`` header wins); none follow where waiting cannot help (a 429 for
     lack of quota, a ``Retry-After`` over a minute). ``timeout`` bounds each attempt
-    whole, not each read: it is checked as the answer arrives, and a read that stalls
-    waits at most ``timeout`` more, so an attempt ends within twice it. ``sleep`` and
-    ``transport`` (an ``httpx`` transport) are seams for tests.
+    whole, not each read: it is checked as the answer arrives, and an attempt still
+    running at twice it (a server that sends its headers a byte at a time, say) is
+    given up (see _post). ``sleep`` and ``transport`` (an ``httpx`` transport) are
+    seams for tests.
     """
 
     def __init__(
@@ -195,11 +198,16 @@ class OpenAIClient:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError(f"model={model!r} must be the server's model name, e.g. 'gpt-4o-mini'")
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        httpx = _import_httpx()
+        if not isinstance(base_url, str) or not base_url.lower().startswith(("http://", "https://")):
             raise ConfigError(
                 f"base_url={base_url!r} must be an http(s) URL such as {OPENAI_BASE_URL!r} or "
                 "'http://127.0.0.1:8000/v1'"
             )
+        try:
+            httpx.URL(base_url)
+        except (httpx.InvalidURL, ValueError) as exc:  # (a port that is no number, a bracket left open)
+            raise ConfigError(f"base_url={base_url!r} is no valid URL ({exc}); check it") from None
         for name, value, least in (
             ("timeout", timeout, "positive"),
             ("backoff_s", backoff_s, "non-negative"),
@@ -214,7 +222,6 @@ class OpenAIClient:
                 raise ConfigError(f"{name}={value!r} must be a {least} number of seconds")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigError(f"max_retries={max_retries!r} must be a whole number >= 0")
-        httpx = _import_httpx()
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -286,9 +293,34 @@ class OpenAIClient:
             return self._answer(response, time.perf_counter() - started)
 
     def _post(self, body: dict[str, Any]) -> _Reply:
-        """POST ``body``; the response, read whole within ``timeout`` seconds in all (httpx's
-        timeout bounds each read, so a server sending a byte every few seconds never timed
-        out)."""
+        """POST ``body``; the response, read whole within twice ``timeout`` seconds in all.
+
+        httpx's timeout bounds each read, so a server sending a byte every few seconds
+        never timed out: the body is checked against the deadline as it arrives, but the
+        headers are read inside httpx, so the attempt runs in a thread of its own, given
+        up when it is still running at twice the timeout. (That thread ends when the
+        server stops, or a read stalls for ``timeout``.)
+        """
+        outcome: list[Any] = []
+
+        def attempt() -> None:
+            try:
+                outcome.append(self._post_now(body))
+            except BaseException as exc:  # (handed to the caller below)
+                outcome.append(exc)
+
+        worker = threading.Thread(target=attempt, name="satchel-http", daemon=True)
+        worker.start()
+        worker.join(2 * self.timeout)
+        if not outcome:
+            raise _Overdue(f"the server sent no whole answer within {2 * self.timeout:g} s")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        reply: _Reply = outcome[0]
+        return reply
+
+    def _post_now(self, body: dict[str, Any]) -> _Reply:
+        """:meth:`_post` in the calling thread: the body read within ``timeout`` of the start."""
         deadline = time.monotonic() + self.timeout
         with self._http.stream("POST", self.url, json=body) as response:
             content = bytearray()
@@ -409,7 +441,10 @@ class _Reply:
         return self.content.decode(self.encoding or "utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)  # (a ValueError when it is no JSON)
+        try:
+            return json.loads(self.content)  # (a ValueError when it is no JSON)
+        except RecursionError:  # (nested deeper than Python's reader follows: no answer either)
+            raise ValueError("the body nests arrays or objects too deep to read") from None
 
 
 def _no_quota(response: Any) -> bool:

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import httpx
@@ -429,6 +430,51 @@ def test_the_timeout_bounds_the_whole_answer(make):
     script = Script(httpx.Response(200, content=drip()))
     with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout="):
         make(script, max_retries=0, timeout=0.3).complete(MESSAGES)
+
+
+def test_a_server_that_trickles_its_headers_is_given_up():
+    # httpx's timeout bounds each read, and the headers are read inside it: a server that
+    # sent a header a byte at a time held complete() for ever. (It ends at twice the timeout.)
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+            while not stop.wait(0.05):
+                try:
+                    conn.sendall(b"a")
+                except OSError:
+                    return
+
+    threading.Thread(target=serve, daemon=True).start()
+    base = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    client = satchel.clients.OpenAIClient("m", base, api_key_env="", timeout=0.3, max_retries=0)
+    try:
+        with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout="):
+            client.complete(MESSAGES)
+    finally:
+        stop.set()
+        server.close()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:abc/v1", "http://[::1/v1"])
+def test_a_base_url_that_is_no_url_is_a_config_error(url):
+    with pytest.raises(satchel.ConfigError, match="is no valid URL"):
+        satchel.clients.OpenAIClient("m", url, api_key_env="")
+    satchel.clients.OpenAIClient("m", "HTTPS://api.openai.com/v1", api_key_env="")  # (any case)
+
+
+def test_a_reply_nested_too_deep_and_a_lone_surrogate_are_clear_errors(make):
+    deep = httpx.Response(200, content=b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(satchel.ModelError):
+        make(Script(deep), max_retries=0).complete(MESSAGES)
+    with pytest.raises(satchel.InputError, match="lone surrogate"):
+        make(Script()).complete([{"role": "user", "content": "hi \ud800"}])
 
 
 def test_the_api_key_is_read_without_the_line_break_a_dotenv_file_leaves(make, monkeypatch):
