@@ -213,26 +213,35 @@ def admit(
         left = budget - out.used
         room = (left, whole)  # (what is left, of the budget shown: see _no_room)
         place = chunk.place
-        stale = None  # an admitted source that holds other text at this chunk's place
+        # why a chunk that touches an admitted source of its document is not merged into it
+        # (then it goes the ordinary way, a source of its own without a place to join)
+        apart = None
         sources = by_doc.get(place[0]) if neighbours and place is not None else None
         if sources is not None:
             assert place is not None
             run = sources.touching(place[1], place[2])
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
-                if stale is None:
-                    # It joins that source, as part of it, under the source's role and its
-                    # cap (not its own: a window next to the decisive one is more of the same
-                    # passage; dropped by a background cap of 0, it cost the evidence
-                    # benchmark's policy row 1.6 to 2.2 points of answers).
+                if stale is not None:
+                    apart = (
+                        f"; not merged with {stale}, which holds other text at the same characters of "
+                        f"document {chunk.doc_id!r} (another version of it?)"
+                    )
+                else:
+                    # It joins that source, as part of it, under the source's role (not its
+                    # own: a window next to the decisive one is more of the same passage;
+                    # dropped by a background cap of 0, it cost the evidence benchmark's
+                    # policy row 1.6 to 2.2 points of answers), within that role's cap; one
+                    # that would take the source over it is sent alone, under its own.
                     # (the merged text is split for the ledger, and to be counted from
                     # what it grew from when counts add up)
                     split = cache if ledger is not None or policy.counts_add_up else None
                     capped = None if critical or policy.caps is None else (policy.caps, count)
-                    _merge_neighbours(
+                    apart = _merge_neighbours(
                         chunk, sources, run, out, room, cost, ledger, names, forget, split, capped
                     )
-                    continue
+                    if apart is None:
+                        continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
             out.decisions[chunk.id] = Decision(
@@ -250,7 +259,7 @@ def admit(
                 out.decisions[chunk.id] = _no_room(chunk, needs, room, names)
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
-        edges = place is None or not neighbours
+        edges = place is None or not neighbours or apart is not None
         fresh = ledger.fresh(chunk.text, edges=edges) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
             out.decisions[chunk.id] = _already_sent(fresh, "every sentence")
@@ -284,7 +293,7 @@ def admit(
             out.decisions[chunk.id] = decision
             continue
         span = None
-        if place is not None and shaped.compression is None and not stale:
+        if place is not None and shaped.compression is None and apart is None:
             # still a slice of its document (when the ledger took sentences only from its
             # ends), so a neighbour can join it later
             span = _within(place, fresh.run if fresh is not None else (0, len(text)))
@@ -306,11 +315,8 @@ def admit(
             ledger.record(draft.text, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         reason += _without(removed, fresh.cut if fresh is not None else 0)
-        if stale:
-            reason += (
-                f"; not merged with {stale}, which holds other text at the same characters of "
-                f"document {chunk.doc_id!r} (another version of it?)"
-            )
+        if apart is not None:
+            reason += apart
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
@@ -329,12 +335,14 @@ def _merge_neighbours(
     forget: Callable[[str], None] | None = None,
     cache: SentenceCache | None = None,
     capped: tuple[Mapping[str, int | None], Callable[[str], int]] | None = None,
-) -> None:
+) -> str | None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
     _other_version); or drop it, when it is covered or too big to merge. ``room``: the
     tokens left, of the budget shown (see _no_room); ``capped``: the role caps, and the
-    count of a text, when the merged source must stay within the cap of its role."""
+    count of a text, when the merged source must stay within the cap of its role. Returns
+    None, or, when the merged source would be over that cap, why the chunk stays apart
+    (the end of its reason: it goes on as a source of its own)."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     touching = sources.drafts[run[0] : run[1]]
     for d in touching:
@@ -347,7 +355,7 @@ def _merge_neighbours(
                 "dedupe",
                 duplicate_of=d.lead.id,
             )
-            return
+            return None
     # (start, end, text) of each, in document order: the merged text starts with the first's
     parts = sorted(
         [(d.span[1], d.span[2], d.text) for d in touching if d.span] + [(chunk.start, chunk.end, chunk.text)]
@@ -378,7 +386,7 @@ def _merge_neighbours(
             # Every sentence of the union was sent elsewhere (a source here held only a
             # piece of one): the chunk brings nothing new, and the sources stay as they are.
             out.decisions[chunk.id] = _already_sent(fresh, f"all it adds to {lead_draft.lead.id}")
-            return
+            return None
         if fresh.sent_in:
             # A sentence sent elsewhere may take a piece of a member with it (a window cut
             # inside it, now completed by the chunk): that member's entry says so, and a
@@ -389,14 +397,12 @@ def _merge_neighbours(
     caps, count = capped if capped is not None else ({}, len)
     cap = caps.get(lead_draft.role)
     if cap is not None and (size := count(text)) > cap:
-        # (a supporting source capped at 40 tokens grew to 211, window by window)
-        out.decisions[chunk.id] = Decision(
-            "dropped",
-            f"over the {lead_draft.role} cap: merged into {lead_draft.lead.id}, the source would be "
-            f"{size} tokens > {cap} (role_caps)",
-            "represent",
+        # (a supporting source capped at 40 tokens grew to 211, window by window; dropped
+        # instead, the window holding the answer was lost)
+        return (
+            f"; not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
+            f"{lead_draft.role} cap of {cap} (role_caps)"
         )
-        return
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)
@@ -416,7 +422,7 @@ def _merge_neighbours(
             f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} of {whole} left",
             "admit",
         )
-        return
+        return None
     out.sources[index] = merged
     for d in touching:
         if d is not lead_draft:
@@ -475,7 +481,7 @@ def _merge_neighbours(
             "admit",
             sentences_removed=removed,
         )
-        return
+        return None
     out.decisions[chunk.id] = Decision(
         "kept",
         f"merged into {lead.id}: neighbour in the same document, overlap sent once" + _without(removed),
@@ -483,6 +489,7 @@ def _merge_neighbours(
         merged_into=lead.id,
         sentences_removed=removed,
     )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -499,7 +499,8 @@ def test_the_sentence_with_the_asked_number_survives_compression():
 
 def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
     # (a supporting source capped at 40 tokens grew to 211, window by window: merges were
-    # never held to a cap)
+    # never held to a cap). A window that would take it over is sent as a source of its own,
+    # under its own role, without the sentences already sent: dropped, it lost the answer.
     doc = " ".join(f"Sentence number {i} talks about the blue lamp setup step." for i in range(40))
     windows = [
         chunk(f"w{i}", doc[at : at + 150], 0.5 - i / 1000, doc_id="d", start=at, end=min(len(doc), at + 150))
@@ -512,10 +513,31 @@ def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
     for source in r.sources:
         if r.entry(source.ids[0]).role == "supporting":
             assert count(source.text) <= 40
-    assert r.entry("w1").reason == (
-        "over the supporting cap: merged into w0, the source would be 58 tokens > 40 (role_caps)"
+    assert r.entry("w1").kept and r.entry("w1").reason == (
+        "admitted; not merged with w0: the source would be 58 tokens, over its supporting cap of 40 "
+        "(role_caps)"
     )
+    assert r.entry("w3").reason.startswith("admitted without 1 sentence(s) already sent (1 of them a cut")
     assert [s.ids for s in r.sources if "w4" in s.ids] == [("w4", "w5", "w6", "w7")]  # background: no cap
+    sent = "\n".join(s.text for s in r.sources)
+    assert all(sent.count(f"Sentence number {i} ") == 1 for i in range(8))  # each sentence once
+
+
+def test_a_window_kept_apart_by_its_sources_cap_still_sends_the_answer():
+    doc = (
+        "The Acme app has three plans for its users. Free gives 5 GB of storage and basic sync. "
+        "Plus adds family sharing and priority support for all members. "
+        "Plus costs $4.99 a month, billed monthly, with no annual plan."
+    )
+    i, j = doc.index("Plus adds"), doc.index("Plus costs")
+    chunks = [
+        chunk("top", "Acme is a storage company founded in 2010 in Oslo.", 0.9),
+        chunk("w1", doc[:j], 0.8, doc_id="d", start=0, end=j),
+        chunk("w2", doc[i:], 0.7, doc_id="d", start=i, end=len(doc)),
+    ]
+    question = "How much does Plus cost per month?"
+    r = satchel.pack(chunks, question, source_budget=160, **satchel.EVIDENCE_POLICY)
+    assert "$4.99" in r.text and r.entry("w2").kept
 
 
 def test_a_critical_chunk_is_never_stripped_as_boilerplate():
