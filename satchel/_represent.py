@@ -95,12 +95,16 @@ def _protected(unit: str, terms: frozenset[str], after: bool = False) -> bool:
     question, or the detail itself is asked about; ``after``: the sentence before it is about
     the question, and this one points back to it ("Plus is the premium plan. It costs $4.99
     a month.": "It" is Plus)."""
-    # (a name the question holds is its topic, not a detail: "Plus adds cloud backup for
-    # every Plus user." says nothing the question asks of Plus)
-    details = [d for d in _has_detail(unit) if not (d.istitle() and d.isalpha() and d.lower() in terms)]
+    found = _WORD.findall(unit)
+    words = {w.lower() for w in found}
+    details = _has_detail(unit)
+    if not any(w[0].isupper() and w.lower() not in terms and w.lower() not in _STOP for w in found):
+        # A name the question holds is its topic, not a detail, in a sentence that names
+        # nothing else: "Plus adds cloud backup for every Plus user." says nothing the
+        # question asks of Plus. ("Globex bought Acme." names the buyer: Acme stays a detail.)
+        details = [d for d in details if not (d.istitle() and d.isalpha() and d.lower() in terms)]
     if not details:
         return False
-    words = {w.lower() for w in _WORD.findall(unit)}
     return (
         _about(words, terms)
         or any(d.lower() in terms for d in details)

@@ -168,12 +168,18 @@ def _period_ends(text: str, at: int) -> bool:
     """
     dot = text.rfind(".", 0, at)
     if dot != -1 and not _WHITESPACE.search(text, dot + 1, at):
-        # A dotted word. One character after its last period is an abbreviation ("U.S.",
-        # "e.g.", "Ph.D."), but for a digit after a digit; more is a file, a domain or a
-        # number ("config.yaml.", "acme.com.", "Node.js.", "$9.99.", "Python 3.9."): the
-        # sentence ends with it (no abbreviation list applies: "shop.ca." is no "ca.").
+        # A dotted word. One letter after its last period is an abbreviation ("U.S.", "e.g.",
+        # "Ph.D.", "J.-P."), and so is a capitalised abbreviation ("Lt.Col.", "Rev.Dr.");
+        # a digit after a digit, or more, is a number, a file or a domain ("$9.99.",
+        # "Python 3.9.", "config.yaml.", "acme.com.", "Node.js."): the sentence ends with it
+        # ("shop.ca." is no "ca.").
         last = text[dot + 1 : at]
-        return len(last) > 1 or (last.isdigit() and dot > 0 and text[dot - 1].isdigit())
+        if last.isdigit():
+            return dot > 0 and text[dot - 1].isdigit()
+        letters = last.strip(_NOT_LETTERS)
+        if len(letters) <= 1:
+            return False
+        return not (letters[0].isupper() and letters.lower() in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS)
     found = _LAST_WORD.search(text, dot + 1, at)
     word = found.group() if found else ""
     word = word.lstrip(_OPENERS)
@@ -189,6 +195,8 @@ def _period_ends(text: str, at: int) -> bool:
 
 
 _WHITESPACE = re.compile(r"\s")
+#: what may stand around the letters after a dotted word's last period ("J.-P.")
+_NOT_LETTERS = "-'’\"”)]"
 #: the word that ends where the search ends (possessive, and only from a word's start:
 #: one pass over the text searched)
 _LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")

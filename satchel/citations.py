@@ -31,15 +31,19 @@ __all__ = ["Citations", "Reference", "cite"]
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
 #: a label ("S1"), or a range of them ("S1-S3", "S1-3", "S1 to S3"); labels are numbered
 #: by their digits, so "S1S2" is two
-_ITEMS = re.compile(r"s\s*(\d+)(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d+))?", re.IGNORECASE)
+_ITEMS = re.compile(r"s\s*(\d{1,9})(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d{1,9}))?(?!\d)", re.IGNORECASE)
 #: what may stand around and between labels: whitespace, commas, semicolons, "&" and "and".
 #: (Checked in the gaps the labels leave, each step one character or the word: a regex for
 #: the whole bracket backtracked over the ways to share whitespace out between its parts,
 #: and an answer of 73 characters took minutes.)
 _JOINS = re.compile(r"(?:[\s,;&]|and\b)*", re.IGNORECASE)
-#: code, whose brackets are no citations: fenced blocks (to their closing fence, or the end)
+#: code, whose brackets are no citations: fenced blocks, from a line opening with ``` (and
+#: no other backtick on it: "```pip install x``` does it" is inline code) or ~~~ to the next
+#: line opening with the same (a block left open is not read as code to the answer's end),
 #: and inline spans
-_CODE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1|\Z)|`[^`\n]+`", re.MULTILINE | re.DOTALL)
+_CODE = re.compile(
+    r"^[ \t]*(?:(```)[^`\n]*|(~~~)[^\n]*)\n.*?^[ \t]*(?:\1|\2)|`[^`\n]+`", re.MULTILINE | re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)

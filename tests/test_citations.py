@@ -188,6 +188,15 @@ def test_citations_is_a_frozen_value(result):
 def test_brackets_in_code_are_not_citations(result):
     answer = "Index it with `arr[s3]`.\n```python\nx = arr[s2]\n```\nIt takes thirty days [S1]."
     assert satchel.cite(answer, result).cited_labels == ("S1",)
+    # a line that opens with ``` but is inline code, or a fence never closed, is no block
+    # to the end of the answer
+    answer = "```pip install acme``` does it [S2].\n~~~ marks a strike [S4].\nThirty days [S1]."
+    assert satchel.cite(answer, result).cited_labels == ("S2", "S4", "S1")
+
+
+def test_a_label_too_long_to_be_a_number_is_no_citation(result):
+    # (int() refused its 5,000 digits: a raw ValueError)
+    assert satchel.cite("It costs $2.99 [S" + "1" * 5000 + "].", result).cited_labels == ()
 
 
 def test_a_long_bracket_of_labels_is_read_whole(result):

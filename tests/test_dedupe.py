@@ -238,6 +238,7 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
             ["Edit config.yaml.", "Mail help@acme.com.", "Visit shop.ca.", "Use Node.js.", "Ok"],
         ),
         ("She has a Ph.D. She lives in the U.S. Now", ["She has a Ph.D. She lives in the U.S. Now"]),
+        ("J.-P. Sartre met Lt.Col. Smith. Ok", ["J.-P. Sartre met Lt.Col. Smith.", "Ok"]),
         # A Markdown heading ends at its line break, as a blank line ends a sentence; list
         # items and table rows start units of their own. (A heading was read as the start of
         # the sentence after it, which then never met the same sentence elsewhere.)

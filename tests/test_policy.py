@@ -495,6 +495,9 @@ def test_the_sentence_with_the_asked_number_survives_compression():
         r = satchel.pack(chunks, question, role_caps={"supporting": 30}, compress=True)
         assert "It costs $4.99 a month." in r.sources[1].text and r.entry("plus").compression["ratio"] < 1
     assert protected_spans("The lamp is red. It costs $5.", "Who made the radio?") == []
+    # a sentence that names something besides the question's name keeps that name a detail
+    deal = "Acme was a maker of anvils. Globex bought Acme after a long fight. Staff left."
+    assert protected_spans(deal, "Who bought Acme?") == ["Globex bought Acme after a long fight."]
 
 
 def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
