@@ -568,9 +568,10 @@ class Packer:
     ) -> dict[str, str]:
         """Seed 003, step 3: the role of each candidate left after dedupe (step 1) and the
         distractor filter of admission (step 2), by the user's ``role`` or the role rule;
-        always reported, and with role caps they also set admission order and caps. (Given
-        to every candidate, copies from several queries took the supporting places, and the
-        chunk holding the answer was background, with no tokens.)"""
+        reported in the manifest (a copy or a distractor shows only a role of its own, or
+        None), and with role caps they also set admission order and caps. (Given to every
+        candidate, copies from several queries took the supporting places, and the chunk
+        holding the answer was background, with no tokens.)"""
         copies = {retrieval[i].id for i in found.duplicate_of}
         least = self._min_score(ranked)
         left = [
