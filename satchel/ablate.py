@@ -150,6 +150,12 @@ def parse_query(data: Any, where: str = "query") -> Query:
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
     answers = _strings(data["answers"], "answers", where, allow_empty=False)
+    if not any(map(normalize_answer, answers)):
+        # (each would never match, and the run would blame generation for every query)
+        raise InputError(
+            f"{where}: no answer in {list(answers)!r:.80} is left once case, punctuation and articles "
+            "go, so none could ever match; give the answer text itself"
+        )
     gold = _strings(data["gold"], "gold", where, allow_empty=True)
     qid = data.get("id")
     return Query(question, candidates, answers, gold, None if qid is None else str(qid))
@@ -577,12 +583,29 @@ def _variant_options(
     return out
 
 
-def _check_run_args(permutations: Any, max_tokens: Any, options: Mapping[str, Any]) -> None:
+#: The most permutations a run takes: each is a model call per query.
+MAX_PERMUTATIONS = 100
+
+
+def check_pack_options(options: Mapping[str, Any]) -> None:
+    """Refuse option names that are no :class:`satchel.Packer` option (the harness's own
+    keywords among them: ``seed`` given as a pack option collided with ``--seed``)."""
     unknown = {k for k in options if k not in Packer.__dataclass_fields__ or k.startswith("_")}
     if unknown:
         raise ConfigError(f"unknown pack option(s) {', '.join(sorted(unknown))}; see help(satchel.Packer)")
-    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 0:
-        raise ConfigError(f"permutations={permutations!r} must be a whole number >= 0 (3 is the default)")
+
+
+def _check_run_args(permutations: Any, max_tokens: Any, options: Mapping[str, Any]) -> None:
+    check_pack_options(options)
+    if (
+        isinstance(permutations, bool)
+        or not isinstance(permutations, int)
+        or not 0 <= permutations <= MAX_PERMUTATIONS
+    ):
+        raise ConfigError(
+            f"permutations={permutations!r} must be a whole number from 0 to {MAX_PERMUTATIONS} "
+            "(3 is the default; each is a model call per query)"
+        )
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
 

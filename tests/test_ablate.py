@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -108,6 +109,8 @@ def test_missing_key_names_file_line_and_key(tmp_path):
         (json.dumps({**query(), "answers": []}), r"line 1: 'answers' is empty"),
         (json.dumps({**query(), "candidates": [{"text": "x"}]}), r"line 1: candidates\[0\]: .* has no 'id'"),
         (json.dumps({**query(), "question": " "}), r"line 1: 'question' must be a non-empty string"),
+        # an answer that normalises to nothing never matches (the run blamed generation)
+        (json.dumps({**query(), "answers": ["the", "!!!"]}), r"line 1: no answer in .* could ever match"),
     ],
 )
 def test_bad_lines_are_clear_input_errors(tmp_path, line, message):
@@ -317,6 +320,8 @@ def test_scores_per_variant():
 def test_bad_arguments_are_config_errors():
     with pytest.raises(satchel.ConfigError, match="permutations=-1"):
         ablate_query(query(), FakeClient(), permutations=-1)
+    with pytest.raises(satchel.ConfigError, match="permutations=1000000 must be a whole number from 0 to"):
+        ablate_query(query(), FakeClient(), permutations=10**6)
     with pytest.raises(satchel.ConfigError, match="unknown pack option"):
         run_ablation([query()], FakeClient(), model="gpt-4o", nonsense=1)
     with pytest.raises(satchel.InputError, match="missing key"):
@@ -550,6 +555,27 @@ def test_cli_takes_pack_options_from_json(tmp_path, fake_spec):
     )  # the command line wins
     assert data["config"]["system"] == "Be brief."
     assert data["compression_active"] is True
+
+
+def test_cli_options_that_are_the_harnesss_own_are_refused(tmp_path, fake_spec, capsys):
+    # ("seed" in --options collided with --seed: a TypeError traceback)
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query()])
+    for name in ("seed", "on_call", "clock", "permutations"):
+        (tmp_path / "o.json").write_text(json.dumps({name: 5}))
+        argv = ["ablate", str(path), "--out", str(tmp_path / "o"), "--options", str(tmp_path / "o.json")]
+        assert main(argv) == 2
+        assert f"unknown pack option(s) {name}" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_cli_out_that_cannot_be_written_is_refused_before_the_run(tmp_path, fake_spec, capsys):
+    # (os.access says yes to root for /proc: the run went through, and its results were
+    # lost at the end to a traceback)
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query()])
+    assert main(["ablate", str(path), "--out", "/proc/satchel-nope"]) == 2
+    assert "--out /proc/satchel-nope: cannot write there" in capsys.readouterr().err
 
 
 def test_cli_bad_options_file(tmp_path, fake_spec, capsys):

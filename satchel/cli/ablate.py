@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 from typing import Any, TextIO
 
@@ -123,13 +124,37 @@ def _check_out(out: str) -> None:
         where = os.path.dirname(where)
     if not os.path.isdir(where):
         raise InputError(f"--out {out}: {where} is a file; give a directory (it is made if missing)")
-    if not os.access(where, os.W_OK | os.X_OK):
-        raise InputError(f"--out {out}: {where} is not writable; give another directory")
+    # Made and written to now (os.access says yes to root everywhere, /proc too): a run
+    # that could not write its results lost them at the end.
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise InputError(
+            f"--out {out}: cannot write there ({exc.strerror}); give another directory"
+        ) from None
+
+
+def _write(write: Any, result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
+    """``write_outputs`` into ``out``; when that fails after all (the disk filled up, the
+    directory went), the results are written to a temporary directory instead, and the
+    error names both: a run of hours is not lost at its end."""
+    command = shlex.join(argv) if argv else None
+    try:
+        written: dict[str, Any] = write(result, out, command=command)
+    except OSError as exc:
+        rescue = tempfile.mkdtemp(prefix="satchel-ablate-")
+        write(result, rescue, command=command)
+        raise InputError(
+            f"--out {out}: cannot write the results there ({exc.strerror}); they are in {rescue}"
+        ) from None
+    return written
 
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import ModelError
-    from ..ablate import PartialAblation, load_queries, run_ablation, write_outputs
+    from ..ablate import PartialAblation, check_pack_options, load_queries, run_ablation, write_outputs
     from ..clients import LocalClient, client_from_spec
 
     refuse_blank(args, "tokenizer", "pack_model")
@@ -139,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     queries = load_queries(args.queries, limit=args.limit)
     options = pack_options(argparse.Namespace(**{**vars(args), "model": None}), _read_options(args.options))
     system = options.pop("system", None)
+    check_pack_options(options)  # (before the model loads, and before a run of hours)
 
     client_options: dict[str, Any] = {}
     if args.model.startswith("local"):
@@ -173,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except PartialAblation as exc:
         # what was answered before the model failed is written, not lost
-        write_outputs(exc.result, args.out, command=shlex.join(argv) if argv else None)
+        _write(write_outputs, exc.result, args.out, argv)
         raise ModelError(
             f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
         ) from exc
@@ -182,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
         if callable(close):
             close()
-    written = write_outputs(result, args.out, command=shlex.join(argv) if argv else None)
+    written = _write(write_outputs, result, args.out, argv)
     for s in result.summaries:
         print(
             f"{s.variant:>12}  accuracy {100 * s.accuracy:5.1f}%  "

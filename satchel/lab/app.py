@@ -453,6 +453,10 @@ def create_app(
             "gold": body.get("gold") or [],
         }
         opts.pop("history", None)  # the harness asks single questions
+        # (the harness's own keywords are no pack options: "on_call" as one was a 500)
+        from ..ablate import check_pack_options
+
+        check_pack_options({name: value for name, value in opts.items() if name != "system"})
         if "permutations" in body:
             opts["permutations"] = body["permutations"]
         result = await run_in_threadpool(fn, query, client, **opts)

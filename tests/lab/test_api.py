@@ -303,6 +303,17 @@ def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
     assert variants["full"]["correct"] is True
 
 
+def test_ablate_refuses_the_harnesss_own_keywords_as_options(example, model_lab):
+    lab, model = model_lab
+    body = {**example, "answers": ["30 days"], "gold": [], "permutations": 0}
+    for name in ("on_call", "index", "seed"):
+        response = lab.post("/api/ablate", json={**body, "options": {name: "x"}})
+        assert response.status_code == 400 and "unknown pack option" in response.json()["error"]
+    response = lab.post("/api/ablate", json={**body, "permutations": 500})
+    assert response.status_code == 400 and "from 0 to 100" in response.json()["error"]
+    assert model.calls == []
+
+
 def test_a_model_spec_satchel_does_not_know_is_refused_at_start(monkeypatch):
     # (the lab came up and failed only when the Ask tab first asked)
     with pytest.raises(satchel.ConfigError, match="model spec 'bogus' is not one Satchel knows"):
