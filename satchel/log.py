@@ -253,11 +253,36 @@ def append_log(
     return record
 
 
-def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+def _whole_lines(lines: Iterable[bytes], name: str, damaged: Callable[[str, str], None]) -> Iterator[bytes]:
+    """``lines``, with those that are no JSON value (torn) told to ``damaged`` and left out:
+    each in their place as a blank line, so json_lines numbers the others as in the file."""
+    for n, line in enumerate(lines, start=1):
+        if line.strip():
+            where = f"{name} line {n}"
+            try:
+                json.loads(decode_utf8(line, where))
+            except InputError:  # (a character cut in two)
+                damaged(where, "not UTF-8")
+                line = b"\n"
+            except json.JSONDecodeError as exc:
+                damaged(where, f"not valid JSON ({exc.msg})")
+                line = b"\n"
+            except (ValueError, RecursionError):
+                pass  # whole, but more than Python's reader takes: json_lines says so
+        yield line
+
+
+def read_log(
+    path: str | os.PathLike[str], damaged: Callable[[str, str], None] | None = None
+) -> Iterator[dict[str, Any]]:
     """The records of a log, in the order they were written (blank lines are skipped).
 
     Each record is checked against :data:`RECORD_SHAPE`; one that does not fit is an
-    InputError naming its line, its record number and the field.
+    InputError naming its line, its record number and the field. A line that is not
+    JSON at all (or not UTF-8) is one a writer left torn when it died mid-line: an
+    InputError too, unless ``damaged(where, why)`` is given, which is told of it and the
+    line skipped (records are numbered without it: one torn line made a whole log
+    unreadable to ``satchel trace``).
     """
     name = os.fspath(path)
     try:
@@ -268,7 +293,8 @@ def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         ) from None
     with handle:
         fix = "a Satchel log holds one JSON record per line; remove or repair that line"
-        for number, (where, record) in enumerate(json_lines(handle, name, fix), start=1):
+        lines: Iterable[bytes] = handle if damaged is None else _whole_lines(handle, name, damaged)
+        for number, (where, record) in enumerate(json_lines(lines, name, fix), start=1):
             missing = [k for k in LOG_KEYS if not isinstance(record, dict) or k not in record]
             if missing:
                 raise InputError(

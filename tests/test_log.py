@@ -186,3 +186,22 @@ def test_the_trace_table_shows_every_id_and_reason_whole():
             + (f"; conflicts with {', '.join(entry.conflicts_with)}" if entry.conflicts_with else "")
         )
     assert any(len(e.reason) > 70 for e in result.manifest)
+
+
+def test_a_torn_line_is_skipped_when_asked_and_trace_shows_the_rest(tmp_path, result, capsys):
+    # (one torn record, left by a writer that died mid-line, made the whole log unreadable)
+    from satchel.cli import main
+
+    log = tmp_path / "packs.jsonl"
+    append_log(log, result, clock=lambda: FIXED)
+    whole = log.read_bytes()
+    log.write_bytes(whole + whole[:200])  # the second record torn
+    append_log(log, result, clock=lambda: FIXED + 1)
+    with pytest.raises(satchel.InputError, match=r"packs\.jsonl line 2 is not valid JSON"):
+        list(read_log(log))
+    torn: list[str] = []
+    records = list(read_log(log, lambda where, why: torn.append(where)))
+    assert len(records) == 2 and torn == [f"{log} line 2"]
+    assert main(["trace", str(log), "--all"]) == 0
+    out, err = capsys.readouterr()
+    assert "record 2 of 2" in out and "skipped" in err and "line 2" in err

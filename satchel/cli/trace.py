@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,7 +83,11 @@ def show(record: Mapping[str, Any], number: int, total: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..log import read_log
 
-    records = list(read_log(args.log))
+    def damaged(where: str, why: str) -> None:
+        # (a writer that died mid-line leaves a torn record: the others still show)
+        print(f"satchel trace: skipped {where}, no whole record: {why}", file=sys.stderr)
+
+    records = list(read_log(args.log, damaged))
     total = len(records)
     if not total:
         raise InputError(
