@@ -165,6 +165,15 @@ def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satc
         raise InputError(f"the request does not fit pack(): {exc}") from None
 
 
+def _compare(
+    candidates: list[Any], question: str, left_opts: dict[str, Any], right_opts: dict[str, Any]
+) -> dict[str, Any]:
+    """Both packs of a comparison, and how each candidate moved between them."""
+    left = _pack(candidates, question, left_opts).to_dict()
+    right = _pack(candidates, question, right_opts).to_dict()
+    return {"left": left, "right": right, "rows": compare_packs(left, right)}
+
+
 def compare_packs(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per candidate: where it landed on each side and what changed.
 
@@ -399,19 +408,19 @@ def create_app(
     async def example() -> dict[str, Any]:
         return example_request()
 
+    # Packing runs in a worker thread, as asking does: a pack of a large request takes
+    # seconds, and on the event loop it held every other request of the page up.
     @app.post("/api/pack")
     async def pack(request: Request) -> dict[str, Any]:
         candidates, question, opts = _pack_args(await body_of(request))
-        return _pack(candidates, question, opts).to_dict()
+        return await run_in_threadpool(lambda: _pack(candidates, question, opts).to_dict())
 
     @app.post("/api/compare")
     async def compare(request: Request) -> dict[str, Any]:
         body = await body_of(request)
         candidates, question, left_opts = _pack_args(body, "left")
         _, _, right_opts = _pack_args(body, "right")
-        left = _pack(candidates, question, left_opts).to_dict()
-        right = _pack(candidates, question, right_opts).to_dict()
-        return {"left": left, "right": right, "rows": compare_packs(left, right)}
+        return await run_in_threadpool(_compare, candidates, question, left_opts, right_opts)
 
     @app.post("/api/ask")
     async def ask(request: Request, client: Any = Depends(lab_model)) -> dict[str, Any]:
