@@ -290,6 +290,12 @@ class OpenAIClient:
                 continue
             if response.status_code >= 400:
                 raise ModelError(self._status_message(response, attempt + 1, _retry_after(response)))
+            if 300 <= response.status_code < 400:  # (not followed: a POST's body may not go along)
+                where = response.headers.get("location") or "no address given"
+                raise ModelError(
+                    f"{self.url} redirects (HTTP {response.status_code}) to {where}: set base_url to "
+                    "the address the server moved to (http:// to https://, a missing /v1?)"
+                )
             return self._answer(response, time.perf_counter() - started)
 
     def _post(self, body: dict[str, Any]) -> _Reply:

@@ -501,3 +501,9 @@ def test_content_that_holds_no_text_is_a_model_error(make, content, problem):
     body["choices"][0]["message"]["content"] = content  # type: ignore[index]
     with pytest.raises(satchel.ModelError, match=re.escape(problem)):
         make(Script(httpx.Response(200, json=body))).complete(MESSAGES)
+
+
+def test_a_redirect_names_where_to(make):
+    moved = httpx.Response(301, headers={"Location": "https://example.com/v1/chat/completions"})
+    with pytest.raises(satchel.ModelError, match=r"redirects \(HTTP 301\) to https://example\.com/v1/chat"):
+        make(Script(moved)).complete(MESSAGES)
