@@ -240,6 +240,15 @@ def admit(
                     apart = _merge_neighbours(
                         chunk, sources, run, out, room, cost, ledger, names, forget, split, capped
                     )
+                    if apart is not None and ledger is None:
+                        # Alone, nothing would take out the text it shares with the source.
+                        out.decisions[chunk.id] = Decision(
+                            "dropped",
+                            apart.removeprefix("; ") + "; alone it would repeat the text they share "
+                            "(the sentence dedupe is off)",
+                            "represent",
+                        )
+                        continue
                     if apart is None:
                         continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
@@ -289,6 +298,8 @@ def admit(
             decision = _no_room(chunk, verbatim, room, names)
             if shaped.reason:  # a role cap or compression said why
                 decision.reason, decision.stage = shaped.reason, "represent"
+            if apart is not None:
+                decision.reason += apart
             decision.sentences_removed = removed
             out.decisions[chunk.id] = decision
             continue

@@ -95,14 +95,15 @@ def _protected(unit: str, terms: frozenset[str], after: bool = False) -> bool:
     question, or the detail itself is asked about; ``after``: the sentence before it is about
     the question, and this one points back to it ("Plus is the premium plan. It costs $4.99
     a month.": "It" is Plus)."""
-    found = _WORD.findall(unit)
-    words = {w.lower() for w in found}
+    words = {w.lower() for w in _WORD.findall(unit)}
     details = _has_detail(unit)
-    if not any(w[0].isupper() and w.lower() not in terms and w.lower() not in _STOP for w in found):
-        # A name the question holds is its topic, not a detail, in a sentence that names
-        # nothing else: "Plus adds cloud backup for every Plus user." says nothing the
-        # question asks of Plus. ("Globex bought Acme." names the buyer: Acme stays a detail.)
-        details = [d for d in details if not (d.istitle() and d.isalpha() and d.lower() in terms)]
+    topic = {d.lower() for d in details if d.istitle() and d.isalpha() and d.lower() in terms}
+    if topic and not _about(words - topic, terms - topic):
+        # A name the question holds is its topic, not a detail, in a sentence that meets the
+        # question only there: "Every Plus user gets cloud backup." says nothing "How much
+        # does Plus cost?" asks. ("Globex bought Acme." meets "Who bought Acme?" in "bought":
+        # Acme stays a detail.)
+        details = [d for d in details if d.lower() not in topic]
     if not details:
         return False
     return (

@@ -174,6 +174,8 @@ def _period_ends(text: str, at: int) -> bool:
         # "Python 3.9.", "config.yaml.", "acme.com.", "Node.js."): the sentence ends with it
         # ("shop.ca." is no "ca.").
         last = text[dot + 1 : at]
+        if last[-1:] in _CLOSING:
+            return True  # the word closed before the period ("(3.9).", '"main.c".'): no abbreviation's
         if last.isdigit():
             return dot > 0 and text[dot - 1].isdigit()
         letters = last.strip(_NOT_LETTERS)
@@ -195,8 +197,10 @@ def _period_ends(text: str, at: int) -> bool:
 
 
 _WHITESPACE = re.compile(r"\s")
-#: what may stand around the letters after a dotted word's last period ("J.-P.")
-_NOT_LETTERS = "-'’\"”)]"
+#: what may stand before the letters after a dotted word's last period ("J.-P.")
+_NOT_LETTERS = "-'’"
+#: what closes a word: a period after it is no abbreviation's
+_CLOSING = frozenset(")]\"'”’")
 #: the word that ends where the search ends (possessive, and only from a word's start:
 #: one pass over the text searched)
 _LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")

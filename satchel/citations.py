@@ -37,12 +37,14 @@ _ITEMS = re.compile(r"s\s*(\d{1,9})(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d{1,9})
 #: the whole bracket backtracked over the ways to share whitespace out between its parts,
 #: and an answer of 73 characters took minutes.)
 _JOINS = re.compile(r"(?:[\s,;&]|and\b)*", re.IGNORECASE)
-#: code, whose brackets are no citations: fenced blocks, from a line opening with ``` (and
-#: no other backtick on it: "```pip install x``` does it" is inline code) or ~~~ to the next
-#: line opening with the same (a block left open is not read as code to the answer's end),
-#: and inline spans
+#: code, whose brackets are no citations: fenced blocks, from a line opening with ``` (or
+#: more, and no other backtick on it: "```pip install x``` does it" is inline code) or ~~~
+#: to the next line opening with as many (a block left open is not read as code to the
+#: answer's end; fences of more than ten are not read, so that a run of ever shorter
+#: ones cannot make the search quadratic), and inline spans
 _CODE = re.compile(
-    r"^[ \t]*(?:(```)[^`\n]*|(~~~)[^\n]*)\n.*?^[ \t]*(?:\1|\2)|`[^`\n]+`", re.MULTILINE | re.DOTALL
+    r"^[ \t]*(?:(`{3,10})[^`\n]*|(~{3,10})[^\n]*)\n.*?^[ \t]*(?:\1|\2)|`[^`\n]+`",
+    re.MULTILINE | re.DOTALL,
 )
 
 

@@ -205,9 +205,13 @@ class OpenAIClient:
                 "'http://127.0.0.1:8000/v1'"
             )
         try:
-            httpx.URL(base_url)
+            host = httpx.URL(base_url).host
         except (httpx.InvalidURL, ValueError) as exc:  # (a port that is no number, a bracket left open)
             raise ConfigError(f"base_url={base_url!r} is no valid URL ({exc}); check it") from None
+        if not host:
+            raise ConfigError(
+                f"base_url={base_url!r} names no host; give one, e.g. 'http://127.0.0.1:8000/v1'"
+            )
         for name, value, least in (
             ("timeout", timeout, "positive"),
             ("backoff_s", backoff_s, "non-negative"),
@@ -304,8 +308,9 @@ class OpenAIClient:
         httpx's timeout bounds each read, so a server sending a byte every few seconds
         never timed out: the body is checked against the deadline as it arrives, but the
         headers are read inside httpx, so the attempt runs in a thread of its own, given
-        up when it is still running at twice the timeout. (That thread ends when the
-        server stops, or a read stalls for ``timeout``.)
+        up when it is still running at twice the timeout. (Given up, that thread and its
+        connection last until the server stops sending or a read stalls for ``timeout``:
+        a server that keeps sending a header a byte at a time holds both, not the caller.)
         """
         outcome: list[Any] = []
 
@@ -316,7 +321,10 @@ class OpenAIClient:
                 outcome.append(exc)
 
         worker = threading.Thread(target=attempt, name="satchel-http", daemon=True)
-        worker.start()
+        try:
+            worker.start()
+        except RuntimeError as exc:  # (no thread to be had: a process at its limit)
+            raise ModelError(f"POST {self.url} could not start ({exc}); retry when fewer run") from None
         worker.join(2 * self.timeout)
         if not outcome:
             raise _Overdue(f"the server sent no whole answer within {2 * self.timeout:g} s")

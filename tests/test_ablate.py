@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -539,6 +541,25 @@ def test_queries_answered_before_the_model_fails_are_written(tmp_path, monkeypat
     assert code != 0 and "query 2: the server kept failing (HTTP 503)" in err
     assert f"the 1 queries answered before it are written to {out}" in err
     assert json.loads((out / "results.json").read_text())["queries_total"] == 1
+    # --out cannot be written at the end: the results go elsewhere, and the error says both
+    import satchel.ablate as harness
+
+    write = harness.write_outputs
+
+    def full_disk(result, out_dir, **kwargs):
+        if str(out_dir) == str(out):
+            raise OSError(28, "No space left on device")
+        return write(result, out_dir, **kwargs)
+
+    monkeypatch.setattr(harness, "write_outputs", full_disk)
+    code = main(["ablate", str(path), "--model", "openai:x", "--out", str(out), "--permutations", "0"])
+    err = capsys.readouterr().err
+    assert code != 0 and "the server kept failing (HTTP 503)" in err
+    rescue = Path(err.split("they are in ")[1].split()[0].rstrip(".;"))
+    try:
+        assert json.loads((rescue / "results.json").read_text())["queries_total"] == 1
+    finally:
+        shutil.rmtree(rescue)
 
 
 def test_cli_takes_pack_options_from_json(tmp_path, fake_spec):
@@ -576,6 +597,14 @@ def test_cli_out_that_cannot_be_written_is_refused_before_the_run(tmp_path, fake
     write_jsonl(path, [query()])
     assert main(["ablate", str(path), "--out", "/proc/satchel-nope"]) == 2
     assert "--out /proc/satchel-nope: cannot write there" in capsys.readouterr().err
+
+
+def test_cli_permutations_out_of_range_are_refused_before_the_model_loads(tmp_path, fake_spec, capsys):
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query()])
+    assert main(["ablate", str(path), "--out", str(tmp_path / "o"), "--permutations", "101"]) == 2
+    assert "--permutations 101 must be from 0 to 100" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 def test_cli_bad_options_file(tmp_path, fake_spec, capsys):

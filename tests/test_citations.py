@@ -192,6 +192,7 @@ def test_brackets_in_code_are_not_citations(result):
     # to the end of the answer
     answer = "```pip install acme``` does it [S2].\n~~~ marks a strike [S4].\nThirty days [S1]."
     assert satchel.cite(answer, result).cited_labels == ("S2", "S4", "S1")
+    assert satchel.cite("````md\n```\n[S2]\n```\n````\n[S1]", result).cited_labels == ("S1",)
 
 
 def test_a_label_too_long_to_be_a_number_is_no_citation(result):

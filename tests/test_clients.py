@@ -462,9 +462,17 @@ def test_a_server_that_trickles_its_headers_is_given_up():
         server.close()
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:abc/v1", "http://[::1/v1"])
-def test_a_base_url_that_is_no_url_is_a_config_error(url):
-    with pytest.raises(satchel.ConfigError, match="is no valid URL"):
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:abc/v1", "is no valid URL"),
+        ("http://[::1/v1", "is no valid URL"),
+        ("http:///v1", "names no host"),
+        ("https://:8000/v1", "names no host"),
+    ],
+)
+def test_a_base_url_that_is_no_url_is_a_config_error(url, problem):
+    with pytest.raises(satchel.ConfigError, match=problem):
         satchel.clients.OpenAIClient("m", url, api_key_env="")
     satchel.clients.OpenAIClient("m", "HTTPS://api.openai.com/v1", api_key_env="")  # (any case)
 

@@ -239,6 +239,8 @@ def test_near_duplicate_search_is_deterministic_across_hash_seeds():
         ),
         ("She has a Ph.D. She lives in the U.S. Now", ["She has a Ph.D. She lives in the U.S. Now"]),
         ("J.-P. Sartre met Lt.Col. Smith. Ok", ["J.-P. Sartre met Lt.Col. Smith.", "Ok"]),
+        # a period after a bracket or a quote that closes the word is no abbreviation's
+        ('It needs Python (3.9). Open "util.h". Go', ["It needs Python (3.9).", 'Open "util.h".', "Go"]),
         # A Markdown heading ends at its line break, as a blank line ends a sentence; list
         # items and table rows start units of their own. (A heading was read as the start of
         # the sentence after it, which then never met the same sentence elsewhere.)

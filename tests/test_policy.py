@@ -498,6 +498,10 @@ def test_the_sentence_with_the_asked_number_survives_compression():
     # a sentence that names something besides the question's name keeps that name a detail
     deal = "Acme was a maker of anvils. Globex bought Acme after a long fight. Staff left."
     assert protected_spans(deal, "Who bought Acme?") == ["Globex bought Acme after a long fight."]
+    # a sentence that meets the question only in its name is not protected for the capital
+    # of its first word ("Every", "Family")
+    text = "Every Plus user gets cloud backup. Family sharing is part of Plus. It costs $4.99."
+    assert protected_spans(text, "How much does Plus cost?") == ["It costs $4.99."]
 
 
 def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
@@ -524,6 +528,14 @@ def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
     assert [s.ids for s in r.sources if "w4" in s.ids] == [("w4", "w5", "w6", "w7")]  # background: no cap
     sent = "\n".join(s.text for s in r.sources)
     assert all(sent.count(f"Sentence number {i} ") == 1 for i in range(8))  # each sentence once
+    # without the sentence dedupe nothing would take the overlap out of it alone: dropped
+    r = satchel.pack(
+        [top, *windows], "q?", source_budget=400, role_caps=caps, dedupe=["exact", "near", "neighbours"]
+    )
+    assert r.entry("w1").status == "dropped" and r.entry("w1").reason.startswith("not merged with w0")
+    assert r.entry("w1").reason.endswith(
+        "alone it would repeat the text they share (the sentence dedupe is off)"
+    )
 
 
 def test_a_window_kept_apart_by_its_sources_cap_still_sends_the_answer():

@@ -154,12 +154,21 @@ def _write(write: Any, result: Any, out: str, argv: list[str] | None) -> dict[st
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import ModelError
-    from ..ablate import PartialAblation, check_pack_options, load_queries, run_ablation, write_outputs
+    from ..ablate import (
+        MAX_PERMUTATIONS,
+        PartialAblation,
+        check_pack_options,
+        load_queries,
+        run_ablation,
+        write_outputs,
+    )
     from ..clients import LocalClient, client_from_spec
 
     refuse_blank(args, "tokenizer", "pack_model")
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit} must be a positive number of queries")
+    if not 0 <= args.permutations <= MAX_PERMUTATIONS:  # (before the model loads)
+        raise InputError(f"--permutations {args.permutations} must be from 0 to {MAX_PERMUTATIONS}")
     _check_out(args.out)
     queries = load_queries(args.queries, limit=args.limit)
     options = pack_options(argparse.Namespace(**{**vars(args), "model": None}), _read_options(args.options))
@@ -199,7 +208,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except PartialAblation as exc:
         # what was answered before the model failed is written, not lost
-        _write(write_outputs, exc.result, args.out, argv)
+        try:
+            _write(write_outputs, exc.result, args.out, argv)
+        except InputError as rescued:  # (the model failed, and the results went elsewhere)
+            raise ModelError(f"{exc}; and {rescued}") from exc
         raise ModelError(
             f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
         ) from exc

@@ -366,8 +366,10 @@ def create_app(
 
     async def body_of(request: Request) -> dict[str, Any]:
         _same_site_json(request)
+        raw = await request.body()
         try:
-            text = (await request.body()).decode("utf-8")
+            # (UTF-8, with or without a byte order mark, or UTF-16 or -32, as JSON allows)
+            text = raw.decode(json.detect_encoding(raw)).removeprefix("\ufeff")
         except UnicodeDecodeError:
             raise InputError("the request body is not UTF-8; send it as UTF-8 JSON") from None
         try:

@@ -355,6 +355,13 @@ def test_json_python_cannot_read_is_a_400_that_says_why(client, content, needle)
     assert response.status_code == 400 and needle in response.json()["error"]
 
 
+def test_a_json_body_with_a_byte_order_mark_or_in_utf_16_is_read(client, example):
+    body = json.dumps({"candidates": example["candidates"], "question": example["question"]})
+    for raw in (b"\xef\xbb\xbf" + body.encode(), body.encode("utf-16")):
+        response = client.post("/api/pack", content=raw, headers={"content-type": "application/json"})
+        assert response.status_code == 200, response.text
+
+
 def test_a_server_model_satchel_knows_is_packed_for(example):
     # (the page packed for gpt-4o's 128k window and sent that to a 16k model)
     lab = TestClient(create_app(model="openai:gpt-3.5-turbo", client_factory=lambda spec: ServerModel()))
