@@ -340,6 +340,53 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     if not isinstance(text, str):
         raise InputError(f"split_sentences takes a str, got {type(text).__name__}: {text!r:.60}")
+    if ("```" in text or "~~~" in text) and (blocks := _code_blocks(text)):
+        return _split_around(text, blocks)
+    return _split_prose(text)
+
+
+#: a line that fences Markdown code: three or more backticks (and no backtick after them:
+#: "```pip install x``` does it" is inline code) or tildes, and what follows on the line
+_FENCE = re.compile(r"^[ \t]{0,3}(?:(`{3,})[^`\n]*|(~{3,})[^\n]*)$", re.MULTILINE)
+
+
+def _code_blocks(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s fenced code blocks lie, fence lines included: each from a fence to the
+    next fence line of the same character, as long or longer and with nothing after it, or
+    to the end of the text (a window cut inside the block)."""
+    blocks: list[tuple[int, int]] = []
+    fences = _FENCE.finditer(text)
+    for opener in fences:  # (one iterator: the fences inside a block are passed over with it)
+        run = opener.group(1) or opener.group(2)
+        end = len(text)
+        for closer in fences:
+            fence = closer.group(1) or closer.group(2)
+            if fence.startswith(run) and closer.group().strip() == fence:
+                end = closer.end()
+                break
+        line = opener.group()
+        blocks.append((opener.start() + len(line) - len(line.lstrip()), end))
+    return blocks
+
+
+def _split_around(text: str, blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sentence spans of ``text`` with each code block in ``blocks`` one span, whole: a line
+    of code is no sentence, and one taken out as "already sent" broke the code around it
+    (an install step went missing from a shell block)."""
+    out: list[tuple[int, int]] = []
+    at = 0
+    for start, end in blocks:
+        out += [(at + a, at + b) for a, b in _split_prose(text[at:start])]
+        stop = start + len(text[start:end].rstrip())
+        if stop > start:
+            out.append((start, stop))
+        at = end
+    out += [(at + a, at + b) for a, b in _split_prose(text[at:])]
+    return out
+
+
+def _split_prose(text: str) -> list[tuple[int, int]]:
+    """:func:`split_sentences` of text without code blocks."""
     if not text or text.isspace():
         return []
     sentences, gaps = _split_at_ends(text)
@@ -564,13 +611,16 @@ class SentenceCache:
         them. Here only what the text adds is split, with the piece of ``known`` next
         to it (see _split_after and _split_before). A known text the ledger left (a
         source that lost sentences) is split whole again: its sentences came from a
-        longer text, and alone the sentences around a removed one may read as one.
+        longer text, and alone the sentences around a removed one may read as one. So
+        is a text with a code fence (see _code_blocks).
         """
         done = self._splits.get(text)
         if done is not None:
             return done
         split = self._splits.get(known)
-        if split is None or split.kept:
+        # (nor is one with a code fence: a fence the new part adds can pair with one of the
+        # known text, and make code of what was read as sentences there)
+        if split is None or split.kept or "```" in text or "~~~" in text:
             return self.split(text)
         if text.startswith(known):
             return self._split_after(text, known, split)
