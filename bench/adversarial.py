@@ -36,6 +36,9 @@ linear, about 2.5 to 3 times per doubling):
   before a space: counting and splitting only what a window adds needs a place to cut
   the merged text, which was only such an end (each merge counted and split it whole:
   3.4 s at 1,000 windows); a sentence that opens a line is one now;
+- ``touching-code``: the same for technical docs, paragraphs and fenced code blocks
+  (a block is one unit; a merge splits again only what it adds unless a fence line
+  at the seam changes);
 - ``compress-over``: compress=True on one text a tenth over its room;
 - ``overlapping-no-offsets``: a document cut into windows that overlap by half,
   without offsets (neighbour merging cannot join them; the ledger looks for the
@@ -145,6 +148,11 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         for k in range(len(sentences) // 6)
     )
     table = "".join(f"| {s[:40]} | {s[40:80]} | {k} |\n" for k, s in enumerate(sentences))
+    # technical docs: a paragraph of four sentences, then a fenced code block (one unit each)
+    code = "".join(
+        " ".join(sentences[4 * k : 4 * k + 4]) + f"\n\n```python\nimport acme\nacme.run({k})\n```\n\n"
+        for k in range(len(sentences) // 4)
+    )
 
     def overlapping_no_offsets(n: int) -> tuple[list[str], Callable[[], Any]]:
         """Windows of 40 words every 20 words, without offsets (each checked for sentences
@@ -168,6 +176,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "touching-neighbours": ([250, 500, 1_000], functools.partial(touching, dedupe=["neighbours"])),
         "touching-markdown": ([250, 500, 1_000], functools.partial(touching_lines, doc=markdown)),
         "touching-table": ([250, 500, 1_000], functools.partial(touching_lines, doc=table)),
+        "touching-code": ([250, 500, 1_000], functools.partial(touching_lines, doc=code)),
         "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }

@@ -340,7 +340,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     if not isinstance(text, str):
         raise InputError(f"split_sentences takes a str, got {type(text).__name__}: {text!r:.60}")
-    if ("```" in text or "~~~" in text) and (blocks := _code_blocks(text)):
+    if _fenced(text) and (blocks := _code_blocks(text)):
         return _split_around(text, blocks)
     return _split_prose(text)
 
@@ -348,6 +348,11 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 #: a line that fences Markdown code: three or more backticks (and no backtick after them:
 #: "```pip install x``` does it" is inline code) or tildes, and what follows on the line
 _FENCE = re.compile(r"^[ \t]{0,3}(?:(`{3,})[^`\n]*|(~{3,})[^\n]*)$", re.MULTILINE)
+
+
+def _fenced(text: str) -> bool:
+    """Whether ``text`` may hold a code fence (see _code_blocks)."""
+    return "```" in text or "~~~" in text
 
 
 def _code_blocks(text: str) -> list[tuple[int, int]]:
@@ -582,7 +587,7 @@ class SentenceCache:
             gaps: list[str] | None = None
             spans: list[tuple[int, int]] | None = None
             lead = 0
-            if "\n" in text or not text or text.isspace() or _has_cjk_ends(text):
+            if "\n" in text or not text or text.isspace() or _has_cjk_ends(text) or _fenced(text):
                 spans = split_sentences(text)
                 sentences = [text[s:e] for s, e in spans]
             else:  # the common case: the sentences come cut, without a slice each
@@ -612,19 +617,19 @@ class SentenceCache:
         to it (see _split_after and _split_before). A known text the ledger left (a
         source that lost sentences) is split whole again: its sentences came from a
         longer text, and alone the sentences around a removed one may read as one. So
-        is a text with a code fence (see _code_blocks).
+        is a text with a code fence put in front of one (see _code_blocks).
         """
         done = self._splits.get(text)
         if done is not None:
             return done
         split = self._splits.get(known)
-        # (nor is one with a code fence: a fence the new part adds can pair with one of the
-        # known text, and make code of what was read as sentences there)
-        if split is None or split.kept or "```" in text or "~~~" in text:
+        if split is None or split.kept:
             return self.split(text)
         if text.startswith(known):
             return self._split_after(text, known, split)
-        if text.endswith(known):
+        if text.endswith(known) and not _fenced(text):
+            # (a fence put in front pairs with the known text's fences otherwise, and the
+            # suffix's first block may run past where it is split again)
             return self._split_before(text, known, split)
         return self.split(text)
 
@@ -646,6 +651,8 @@ class SentenceCache:
         while before and known.spans[before - 1][0] >= cut:
             before -= 1
         at = cut - (text[cut - 1] == "\n")  # (at a line's start: from the line break before it)
+        if _fenced(text) and _fence_moves(text, prefix, at, cut):
+            return self.split(text)
         part = text[at:]
         rest = self.split(part)
         first, *more = self._pieces_of(part)
@@ -892,6 +899,40 @@ class SentenceCache:
 
 #: a line break and the whitespace after it
 _BREAK_ON = re.compile(r"\n\s*")
+
+
+def _fence_moves(text: str, prefix: str, at: int, cut: int) -> bool:
+    """Whether a code fence decides differently in ``text`` than in its ``prefix``, or split
+    again from ``at``: the prefix's last line, a fence that the text may go on (one that
+    ceases to be a fence, "```Ph" then "```Ph.D.```", and the sentence before it no longer
+    ends there; or turns from a closing fence to an opening one), or, where the part split
+    again starts inside a line (``at`` is ``cut``), that line, which would read as a fence
+    there. (The fences before pair as they did: pairing runs from the text's start, and a
+    block the prefix leaves open is its last piece, split again with what may close it.)"""
+    start = prefix.rfind("\n") + 1
+    end = text.find("\n", start)
+    kind = _fence_kind(prefix[start:])
+    # (a line that turns into a fence is split again whole: the prefix's last piece starts
+    # at it or before it; so is one that opens the prefix's last block and still opens it)
+    grown = _fence_kind(text[start : end if end != -1 else len(text)])
+    if kind is not None and kind != grown:
+        blocks = _code_blocks(prefix)  # (only where the line is a fence that changes: rare)
+        if grown is None or not blocks or prefix[blocks[-1][0] :].find("\n") != -1:
+            return True
+    if at != cut:
+        return False
+    end = text.find("\n", at)
+    return _fence_kind(text[at : end if end != -1 else len(text)]) is not None
+
+
+def _fence_kind(line: str) -> tuple[str, bool] | None:
+    """A line's fence (its run of backticks or tildes, and whether nothing follows it: only
+    such a fence can close a block), or None when it is no fence."""
+    found = _FENCE.fullmatch(line)
+    if found is None:
+        return None
+    run = found.group(1) or found.group(2)
+    return run, line.strip() == run
 
 
 def _near_structure(text: str, at: int) -> bool:
