@@ -36,6 +36,8 @@ from ._sentences import (
     _UNSPACED,
     SentenceCache,
     Split,
+    _code_blocks,
+    _fenced,
     _has_cjk_ends,
     _key,
     _plain,
@@ -639,14 +641,17 @@ def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:
 
 
 def _units(text: str) -> list[tuple[int, int]]:
-    """Lines, each cut into sentences: the pieces boilerplate is made of."""
-    spans: list[tuple[int, int]] = []
+    """Lines, each cut into sentences, and each code block whole: the pieces boilerplate is
+    made of. (A line of code is none: stripped, it broke the block it was taken from.)"""
+    blocks = _code_blocks(text) if _fenced(text) else []
+    spans = [(start, start + len(text[start:end].rstrip())) for start, end in blocks]
     pos = 0
     for line in text.splitlines(keepends=True):
-        for start, end in split_sentences(line):
-            spans.append((pos + start, pos + end))
+        if not any(start < pos + len(line) and pos < end for start, end in blocks):
+            for start, end in split_sentences(line):
+                spans.append((pos + start, pos + end))
         pos += len(line)
-    return spans
+    return sorted(spans)
 
 
 def strip_boilerplate(

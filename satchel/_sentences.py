@@ -346,8 +346,9 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 #: a line that fences Markdown code: three or more backticks (and no backtick after them:
-#: "```pip install x``` does it" is inline code) or tildes, and what follows on the line
-_FENCE = re.compile(r"^[ \t]{0,3}(?:(`{3,})[^`\n]*|(~{3,})[^\n]*)$", re.MULTILINE)
+#: "```pip install x``` does it" is inline code) or tildes, and what follows on the line;
+#: indented any amount (a block inside a list item nested twice is indented eight spaces)
+_FENCE = re.compile(r"^[ \t]*(?:(`{3,})[^`\n]*|(~{3,})[^\n]*)$", re.MULTILINE)
 
 
 def _fenced(text: str) -> bool:

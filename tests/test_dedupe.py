@@ -1134,3 +1134,30 @@ def test_a_line_of_code_is_never_taken_out_of_its_block():
     assert [s.text for s in r.sources] == [setup, upgrade]
     again = satchel.pack([{"id": "a", "text": setup}, {"id": "c", "text": "Later:\n" + setup[8:]}], "q?")
     assert again.entry("c").status == "dropped"  # the same block, sent already: out whole
+
+
+def test_code_blocks_stay_whole_in_compression_boilerplate_and_nested_lists():
+    # (found by a review of the change that made a block one unit: three paths still read
+    # blocks line by line)
+    from satchel._represent import compress
+
+    count = satchel.Packer().count
+    # compression of "key: value" lines worked field by field, into the block
+    block = "```yaml\nname: acme\nversion: 1.2\nport: 8080\nhost: example.org\n```"
+    for cap in (8, 30):
+        kept = compress(block + "\nSet the port first. It is 8080 by default.", "What port?", cap, count)
+        assert kept is None or "```" not in kept.text or block in kept.text
+    # boilerplate took a line of code out of a block that recurs across documents
+    chunks = [
+        {
+            "id": f"c{d}",
+            "doc_id": f"d{d}",
+            "text": f"Guide {d} explains step {d} in depth.\n\n```sh\npip install acme\nacme init\n```",
+        }
+        for d in range(3)
+    ]
+    result = satchel.pack(chunks, "q?", strip_boilerplate=True)
+    assert all("```" not in s.text or "acme init" in s.text for s in result.sources)
+    # a fence indented as a list item nested twice is a fence
+    nested = "- Set up:\n\n    1. Create it:\n\n        ```sh\n        # make it\n        acme do\n        ```"
+    assert [nested[a:b] for a, b in split_sentences(nested)][-1].startswith("```sh\n        # make it")
