@@ -1159,5 +1159,5 @@ def test_code_blocks_stay_whole_in_compression_boilerplate_and_nested_lists():
     result = satchel.pack(chunks, "q?", strip_boilerplate=True)
     assert all("```" not in s.text or "acme init" in s.text for s in result.sources)
     # a fence indented as a list item nested twice is a fence
-    nested = "- Set up:\n\n    1. Create it:\n\n        ```sh\n        # make it\n        acme do\n        ```"
+    nested = "- Set up:\n\n    1. Make it:\n\n        ```sh\n        # make it\n        acme do\n        ```"
     assert [nested[a:b] for a, b in split_sentences(nested)][-1].startswith("```sh\n        # make it")
