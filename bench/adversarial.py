@@ -38,7 +38,7 @@ linear, about 2.5 to 3 times per doubling):
   3.4 s at 1,000 windows); a sentence that opens a line is one now;
 - ``touching-code``: the same for technical docs, paragraphs and fenced code blocks
   (a block is one unit; a merge splits again only what it adds unless a fence line
-  at the seam changes);
+  at the seam changes); ``touching-code-in-front`` ranks them in reverse;
 - ``compress-over``: compress=True on one text a tenth over its room;
 - ``overlapping-no-offsets``: a document cut into windows that overlap by half,
   without offsets (neighbour merging cannot join them; the ledger looks for the
@@ -124,15 +124,16 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
             c["score"] = i / n if in_front else 1 - i / n
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1", **options)
 
-    def touching_lines(n: int, doc: str) -> tuple[list[str], Callable[[], Any]]:
-        """``doc`` cut into ``n`` windows of 600 characters that touch, ranked in document order."""
+    def touching_lines(n: int, doc: str, in_front: bool = False) -> tuple[list[str], Callable[[], Any]]:
+        """``doc`` cut into ``n`` windows of 600 characters that touch, ranked in document order
+        (or in reverse: ``in_front``)."""
         doc = (doc * (600 * n // len(doc) + 1))[: 600 * n]
         cands = [
             {"id": f"w{i}", "text": doc[a : a + 600], "doc_id": "doc", "start": a, "end": a + 600}
             for i, a in enumerate(range(0, len(doc), 600))
         ]
         for i, c in enumerate(cands):
-            c["score"] = -i
+            c["score"] = i if in_front else -i
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
 
     sentences = [text[a:b] for a, b in satchel.split_sentences(text[:200_000])]
@@ -177,6 +178,10 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "touching-markdown": ([250, 500, 1_000], functools.partial(touching_lines, doc=markdown)),
         "touching-table": ([250, 500, 1_000], functools.partial(touching_lines, doc=table)),
         "touching-code": ([250, 500, 1_000], functools.partial(touching_lines, doc=code)),
+        "touching-code-in-front": (
+            [250, 500, 1_000],
+            functools.partial(touching_lines, doc=code, in_front=True),
+        ),
         "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
     }

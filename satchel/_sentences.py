@@ -360,19 +360,30 @@ def _code_blocks(text: str) -> list[tuple[int, int]]:
     """Where ``text``'s fenced code blocks lie, fence lines included: each from a fence to the
     next fence line of the same character, as long or longer and with nothing after it, or
     to the end of the text (a window cut inside the block)."""
+    return _fenced_blocks(text)[0]
+
+
+def _leaves_open(text: str) -> bool:
+    """Whether ``text``'s last code block runs to its end unclosed (see _code_blocks)."""
+    return _fenced_blocks(text)[1]
+
+
+def _fenced_blocks(text: str) -> tuple[list[tuple[int, int]], bool]:
+    """:func:`_code_blocks`, and whether the last of them is left open."""
     blocks: list[tuple[int, int]] = []
+    closed = True
     fences = _FENCE.finditer(text)
     for opener in fences:  # (one iterator: the fences inside a block are passed over with it)
         run = opener.group(1) or opener.group(2)
-        end = len(text)
+        end, closed = len(text), False
         for closer in fences:
             fence = closer.group(1) or closer.group(2)
             if fence.startswith(run) and closer.group().strip() == fence:
-                end = closer.end()
+                end, closed = closer.end(), True
                 break
         line = opener.group()
         blocks.append((opener.start() + len(line) - len(line.lstrip()), end))
-    return blocks
+    return blocks, not closed
 
 
 def _split_around(text: str, blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -628,9 +639,7 @@ class SentenceCache:
             return self.split(text)
         if text.startswith(known):
             return self._split_after(text, known, split)
-        if text.endswith(known) and not _fenced(text):
-            # (a fence put in front pairs with the known text's fences otherwise, and the
-            # suffix's first block may run past where it is split again)
+        if text.endswith(known):
             return self._split_before(text, known, split)
         return self.split(text)
 
@@ -681,6 +690,8 @@ class SentenceCache:
             return self.split(text)
         if _near_structure(text, shift) or _break_just_before(text, shift + cut):
             return self.split(text)  # (Markdown where the parts meet)
+        if _fenced(text) and _fence_in_front(text, shift, cut):
+            return self.split(text)
         after = 0  # the suffix's sentences before the cut
         while after < len(known.spans) and known.spans[after][0] < cut:
             after += 1
@@ -924,6 +935,19 @@ def _fence_moves(text: str, prefix: str, at: int, cut: int) -> bool:
         return False
     end = text.find("\n", at)
     return _fence_kind(text[at : end if end != -1 else len(text)]) is not None
+
+
+def _fence_in_front(text: str, shift: int, cut: int) -> bool:
+    """Whether code fences may pair otherwise in ``text`` than in its suffix from ``shift``,
+    split again up to ``shift + cut``: the part split again leaves a block open (it would
+    run on into the suffix), or the suffix up to ``cut``, with the line it starts on,
+    holds a fence character (its fences paired from the suffix's start). Otherwise both
+    are outside any block at ``shift + cut``, and the suffix's fences after it pair alike."""
+    line = text.rfind("\n", 0, shift) + 1
+    if "`" in text[line : shift + cut] or "~" in text[line : shift + cut]:
+        return True
+    head = text[: shift + cut]
+    return _fenced(head) and _leaves_open(head)
 
 
 def _fence_kind(line: str) -> tuple[str, bool] | None:
