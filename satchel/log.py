@@ -174,22 +174,37 @@ def load_json(text: str, where: str) -> Any:
         ) from None
 
 
-def json_lines(lines: Iterable[bytes | str], name: str, fix: str) -> Iterator[tuple[str, Any]]:
+def json_lines(
+    lines: Iterable[bytes | str],
+    name: str,
+    fix: str,
+    damaged: Callable[[str, str], None] | None = None,
+) -> Iterator[tuple[str, Any]]:
     """Each non-blank line's JSON value, with where it is (``"NAME line N"``).
 
     A line that is not UTF-8, or not JSON Python can read, is an InputError naming it
-    (and ``fix``, for JSON). Every JSONL reader here (logs, JSONL requests, query sets)
-    goes through this one.
+    (and ``fix``, for JSON); with ``damaged``, a line that is not UTF-8 or not JSON at all
+    (torn: a writer died mid-line) is told to ``damaged(where, why)`` and skipped instead.
+    Every JSONL reader here (logs, JSONL requests, query sets) goes through this one.
     """
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{name} line {n}"
-        text = decode_utf8(line, where) if isinstance(line, bytes) else line
+        try:
+            text = decode_utf8(line, where) if isinstance(line, bytes) else line
+        except InputError:
+            if damaged is None:
+                raise
+            damaged(where, "not UTF-8")  # (a character cut in two)
+            continue
         try:
             value = load_json(text, where)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{where} is not valid JSON ({exc.msg}); {fix}") from None
+            if damaged is None:
+                raise InputError(f"{where} is not valid JSON ({exc.msg}); {fix}") from None
+            damaged(where, f"not valid JSON ({exc.msg})")
+            continue
         yield where, value
 
 
@@ -253,25 +268,6 @@ def append_log(
     return record
 
 
-def _whole_lines(lines: Iterable[bytes], name: str, damaged: Callable[[str, str], None]) -> Iterator[bytes]:
-    """``lines``, with those that are no JSON value (torn) told to ``damaged`` and left out:
-    each in their place as a blank line, so json_lines numbers the others as in the file."""
-    for n, line in enumerate(lines, start=1):
-        if line.strip():
-            where = f"{name} line {n}"
-            try:
-                json.loads(decode_utf8(line, where))
-            except InputError:  # (a character cut in two)
-                damaged(where, "not UTF-8")
-                line = b"\n"
-            except json.JSONDecodeError as exc:
-                damaged(where, f"not valid JSON ({exc.msg})")
-                line = b"\n"
-            except (ValueError, RecursionError):
-                pass  # whole, but more than Python's reader takes: json_lines says so
-        yield line
-
-
 def read_log(
     path: str | os.PathLike[str], damaged: Callable[[str, str], None] | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -293,8 +289,7 @@ def read_log(
         ) from None
     with handle:
         fix = "a Satchel log holds one JSON record per line; remove or repair that line"
-        lines: Iterable[bytes] = handle if damaged is None else _whole_lines(handle, name, damaged)
-        for number, (where, record) in enumerate(json_lines(lines, name, fix), start=1):
+        for number, (where, record) in enumerate(json_lines(handle, name, fix, damaged), start=1):
             missing = [k for k in LOG_KEYS if not isinstance(record, dict) or k not in record]
             if missing:
                 raise InputError(
