@@ -224,7 +224,7 @@ def admit(
                 stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
                 if stale is not None:
                     apart = (
-                        f"; not merged with {stale}, which holds other text at the same characters of "
+                        f"not merged with {stale}, which holds other text at the same characters of "
                         f"document {chunk.doc_id!r} (another version of it?)"
                     )
                 else:
@@ -236,15 +236,15 @@ def admit(
                     # (the merged text is split for the ledger, and to be counted from
                     # what it grew from when counts add up)
                     split = cache if ledger is not None or policy.counts_add_up else None
-                    capped = None if critical or policy.caps is None else (policy.caps, count)
+                    caps = None if critical else policy.caps
                     apart = _merge_neighbours(
-                        chunk, sources, run, out, room, cost, ledger, names, forget, split, capped
+                        chunk, sources, run, out, room, cost, count, ledger, names, forget, split, caps
                     )
                     if apart is not None and ledger is None:
                         # Alone, nothing would take out the text it shares with the source.
                         out.decisions[chunk.id] = Decision(
                             "dropped",
-                            apart.removeprefix("; ") + "; alone it would repeat the text they share "
+                            f"{apart}; alone it would repeat the text they share "
                             "(the sentence dedupe is off)",
                             "represent",
                         )
@@ -299,7 +299,7 @@ def admit(
             if shaped.reason:  # a role cap or compression said why
                 decision.reason, decision.stage = shaped.reason, "represent"
             if apart is not None:
-                decision.reason += apart
+                decision.reason += f"; {apart}"
             decision.sentences_removed = removed
             out.decisions[chunk.id] = decision
             continue
@@ -327,7 +327,7 @@ def admit(
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         reason += _without(removed, fresh.cut if fresh is not None else 0)
         if apart is not None:
-            reason += apart
+            reason += f"; {apart}"
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
@@ -341,19 +341,20 @@ def _merge_neighbours(
     out: Admission,
     room: tuple[int, int],
     cost: CostFn,
+    count: Callable[[str], int],
     ledger: Ledger | None,
     names: tuple[str, str],
     forget: Callable[[str], None] | None = None,
     cache: SentenceCache | None = None,
-    capped: tuple[Mapping[str, int | None], Callable[[str], int]] | None = None,
+    caps: Mapping[str, int | None] | None = None,
 ) -> str | None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
     _other_version); or drop it, when it is covered or too big to merge. ``room``: the
-    tokens left, of the budget shown (see _no_room); ``capped``: the role caps, and the
-    count of a text, when the merged source must stay within the cap of its role. Returns
-    None, or, when the merged source would be over that cap, why the chunk stays apart
-    (the end of its reason: it goes on as a source of its own)."""
+    tokens left, of the budget shown (see _no_room); ``caps``: the role caps, when the
+    merged source must stay within the cap of its role (``count`` its text). Returns None,
+    or, when the merged source would be over that cap, why the chunk stays apart (for
+    its reason: it goes on as a source of its own)."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     touching = sources.drafts[run[0] : run[1]]
     for d in touching:
@@ -405,13 +406,12 @@ def _merge_neighbours(
             text, span = fresh.text, _within(union, fresh.run)
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
-    caps, count = capped if capped is not None else ({}, len)
-    cap = caps.get(lead_draft.role)
+    cap = None if caps is None else caps.get(lead_draft.role)
     if cap is not None and (size := count(text)) > cap:
         # (a supporting source capped at 40 tokens grew to 211, window by window; dropped
         # instead, the window holding the answer was lost)
         return (
-            f"; not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
+            f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
             f"{lead_draft.role} cap of {cap} (role_caps)"
         )
     lead = members[0]
@@ -420,19 +420,8 @@ def _merge_neighbours(
     index = out.sources.index(lead_draft)
     merged.cost = cost(merged.members, text, index + 1)
     extra = merged.cost - old_cost
-    left, whole = room
-    if extra > left:
-        if chunk.priority == Priority.CRITICAL:
-            raise BudgetError(
-                f"CRITICAL {names[0]} {chunk.id!r} needs {extra} more tokens to join "
-                f"{lead_draft.lead.id} but only {left} of the {whole}-token {names[1]} are left; "
-                "raise the budget or lower its priority"
-            )
-        out.decisions[chunk.id] = Decision(
-            "dropped",
-            f"does not fit: merging into {lead_draft.lead.id} needs {extra} tokens, {left} of {whole} left",
-            "admit",
-        )
+    if extra > room[0]:
+        out.decisions[chunk.id] = _no_room(chunk, extra, room, names, joining=lead_draft.lead.id)
         return None
     out.sources[index] = merged
     for d in touching:
@@ -544,18 +533,28 @@ def _cut_members(fresh: Fresh, union: Place, touching: Sequence[Draft], chunk: C
     return out
 
 
-def _no_room(chunk: Chunk, needs: int, room: tuple[int, int], names: tuple[str, str]) -> Decision:
-    """The decision for a candidate that needs ``needs`` tokens with ``room`` = (left, of a
-    budget of) tokens: dropped, unless it is CRITICAL, which must be sent or stop the pack
-    (seed 004 drops it silently; Satchel never does)."""
+def _no_room(
+    chunk: Chunk, needs: int, room: tuple[int, int], names: tuple[str, str], joining: str | None = None
+) -> Decision:
+    """The decision for a candidate that needs ``needs`` tokens (more, to join the source led
+    by ``joining``) with ``room`` = (left, of a budget of) tokens: dropped, unless it is
+    CRITICAL, which must be sent or stop the pack (seed 004 drops it silently; Satchel
+    never does)."""
     left, budget = room
     if chunk.priority == Priority.CRITICAL:
         item, budget_name = names
-        raise BudgetError(
-            f"CRITICAL {item} {chunk.id!r} needs {needs} tokens but only {left} of the "
-            f"{budget}-token {budget_name} are left; shorten it, raise the budget, or lower its priority"
+        what, fix = (
+            (f"{needs} more tokens to join {joining}", "raise the budget or lower its priority")
+            if joining
+            else (f"{needs} tokens", "shorten it, raise the budget, or lower its priority")
         )
-    return Decision("dropped", f"does not fit: needs {needs} tokens, {left} of {budget} left", "admit")
+        raise BudgetError(
+            f"CRITICAL {item} {chunk.id!r} needs {what} but only {left} of the "
+            f"{budget}-token {budget_name} are left; {fix}"
+        )
+    merging = f"merging into {joining} " if joining else ""
+    reason = f"does not fit: {merging}needs {needs} tokens, {left} of {budget} left"
+    return Decision("dropped", reason, "admit")
 
 
 def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
