@@ -127,6 +127,18 @@ class Policy:
     counts_add_up: bool = False
 
 
+def distractor(chunk: Chunk, min_score: float | None) -> bool:
+    """Whether the distractor filter drops ``chunk``: it scores below ``min_score`` (None:
+    the filter is off), and is not CRITICAL. (Roles, assigned before admission, leave out
+    the chunks it drops.)"""
+    return (
+        min_score is not None
+        and chunk.priority != Priority.CRITICAL
+        and chunk.score is not None
+        and chunk.score < min_score
+    )
+
+
 CostFn = Callable[[Sequence[Chunk], str, int], int]
 """cost(members, text, provisional label number) -> tokens the source takes in the prompt."""
 
@@ -183,12 +195,7 @@ def admit(
                 duplicate_of=original,
             )
             continue
-        if (
-            policy.min_score is not None
-            and not critical
-            and chunk.score is not None
-            and chunk.score < policy.min_score
-        ):
+        if distractor(chunk, policy.min_score):
             out.decisions[chunk.id] = Decision(
                 "dropped",
                 f"distractor filter: score {chunk.score:g} < {policy.min_score_ratio:g} × the best score "

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._admit import Admission, Decision, Draft, Policy, admit
+from ._admit import Admission, Decision, Draft, Policy, admit, distractor
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
@@ -574,12 +574,7 @@ class Packer:
         holding the answer was background, with no tokens.)"""
         copies = {retrieval[i].id for i in found.duplicate_of}
         least = self._min_score(ranked)
-        left = [
-            c
-            for c in ranked
-            if c.id not in copies
-            and (least is None or c.score is None or c.score >= least or c.priority == Priority.CRITICAL)
-        ]
+        left = [c for c in ranked if c.id not in copies and not distractor(c, least)]
         return dict(zip((c.id for c in left), assign_roles(left, self.role_rule), strict=True))
 
     def _min_score(self, ranked: Sequence[Chunk]) -> float | None:
