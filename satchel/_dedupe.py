@@ -37,7 +37,6 @@ from ._sentences import (
     SentenceCache,
     Split,
     _code_blocks,
-    _fenced,
     _has_cjk_ends,
     _key,
     _plain,
@@ -45,6 +44,7 @@ from ._sentences import (
     join_kept,
     normalise,
     spaced_out,
+    split_around_code,
     split_sentences,
 )
 
@@ -643,15 +643,17 @@ def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:
 def _units(text: str) -> list[tuple[int, int]]:
     """Lines, each cut into sentences, and each code block whole: the pieces boilerplate is
     made of. (A line of code is none: stripped, it broke the block it was taken from.)"""
-    blocks = _code_blocks(text) if _fenced(text) else []
-    spans = [(start, start + len(text[start:end].rstrip())) for start, end in blocks]
+    return split_around_code(text, _code_blocks(text), _line_sentences)
+
+
+def _line_sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences of each line of ``text``."""
+    spans: list[tuple[int, int]] = []
     pos = 0
     for line in text.splitlines(keepends=True):
-        if not any(start < pos + len(line) and pos < end for start, end in blocks):
-            for start, end in split_sentences(line):
-                spans.append((pos + start, pos + end))
+        spans += [(pos + start, pos + end) for start, end in split_sentences(line)]
         pos += len(line)
-    return sorted(spans)
+    return spans
 
 
 def strip_boilerplate(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ._chunk import check_utf8
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN
 from ._errors import CallerCode, ConfigError, InputError
-from ._sentences import _code_blocks, _fenced, split_sentences
+from ._sentences import _code_blocks, split_sentences
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -161,7 +161,7 @@ def _units(text: str) -> tuple[str, list[tuple[int, int]]]:
     # (not in text with code: a block of "key: value" lines, YAML say, lost lines from
     # inside it; sentence units keep each block whole)
     fields = len(lines) >= 3 and sum(1 for ln in lines if _FIELD.match(ln)) >= 0.6 * len(lines)
-    if fields and not (_fenced(text) and _code_blocks(text)):
+    if fields and not _code_blocks(text):
         spans, pos = [], 0
         for line in text.splitlines(keepends=True):
             if line.strip():

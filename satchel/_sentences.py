@@ -340,8 +340,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     if not isinstance(text, str):
         raise InputError(f"split_sentences takes a str, got {type(text).__name__}: {text!r:.60}")
-    if _fenced(text) and (blocks := _code_blocks(text)):
-        return _split_around(text, blocks)
+    if blocks := _code_blocks(text):
+        return split_around_code(text, blocks, _split_prose)
     return _split_prose(text)
 
 
@@ -363,15 +363,12 @@ def _code_blocks(text: str) -> list[tuple[int, int]]:
     return _fenced_blocks(text)[0]
 
 
-def _leaves_open(text: str) -> bool:
-    """Whether ``text``'s last code block runs to its end unclosed (see _code_blocks)."""
-    return _fenced_blocks(text)[1]
-
-
 def _fenced_blocks(text: str) -> tuple[list[tuple[int, int]], bool]:
     """:func:`_code_blocks`, and whether the last of them is left open."""
     blocks: list[tuple[int, int]] = []
     closed = True
+    if not _fenced(text):  # (most texts: no regex scan)
+        return blocks, False
     fences = _FENCE.finditer(text)
     for opener in fences:  # (one iterator: the fences inside a block are passed over with it)
         run = opener.group(1) or opener.group(2)
@@ -386,19 +383,21 @@ def _fenced_blocks(text: str) -> tuple[list[tuple[int, int]], bool]:
     return blocks, not closed
 
 
-def _split_around(text: str, blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sentence spans of ``text`` with each code block in ``blocks`` one span, whole: a line
-    of code is no sentence, and one taken out as "already sent" broke the code around it
-    (an install step went missing from a shell block)."""
+def split_around_code(
+    text: str, blocks: list[tuple[int, int]], split: Callable[[str], list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """The spans ``split`` finds in ``text`` between its code ``blocks``, and each block one
+    span, whole: a line of code is no sentence, and one taken out as "already sent" broke
+    the code around it (an install step went missing from a shell block)."""
     out: list[tuple[int, int]] = []
     at = 0
     for start, end in blocks:
-        out += [(at + a, at + b) for a, b in _split_prose(text[at:start])]
+        out += [(at + a, at + b) for a, b in split(text[at:start])]
         stop = start + len(text[start:end].rstrip())
         if stop > start:
             out.append((start, stop))
         at = end
-    out += [(at + a, at + b) for a, b in _split_prose(text[at:])]
+    out += [(at + a, at + b) for a, b in split(text[at:])]
     return out
 
 
@@ -946,8 +945,7 @@ def _fence_in_front(text: str, shift: int, cut: int) -> bool:
     line = text.rfind("\n", 0, shift) + 1
     if "`" in text[line : shift + cut] or "~" in text[line : shift + cut]:
         return True
-    head = text[: shift + cut]
-    return _fenced(head) and _leaves_open(head)
+    return _fenced_blocks(text[: shift + cut])[1]
 
 
 def _fence_kind(line: str) -> tuple[str, bool] | None:
