@@ -90,12 +90,12 @@ def _about(words: set[str], terms: frozenset[str]) -> bool:
     return not words.isdisjoint(terms) or any(_alike(w, t) for w in words for t in terms)
 
 
-def _protected(unit: str, terms: frozenset[str], after: bool = False) -> bool:
-    """Whether ``unit`` holds a detail that matters to the question: the sentence is about the
-    question, or the detail itself is asked about; ``after``: the sentence before it is about
-    the question, and this one points back to it ("Plus is the premium plan. It costs $4.99
-    a month.": "It" is Plus)."""
-    words = {w.lower() for w in _WORD.findall(unit)}
+def _protected(unit: str, words: set[str], about: bool, terms: frozenset[str], after: bool) -> bool:
+    """Whether ``unit`` (its ``words``, lower-cased; ``about``: whether they hold a question
+    term) holds a detail that matters to the question: the sentence is about the question,
+    or the detail itself is asked about; ``after``: the sentence before it is about the
+    question, and this one points back to it ("Plus is the premium plan. It costs $4.99 a
+    month.": "It" is Plus)."""
     details = _has_detail(unit)
     topic = {d.lower() for d in details if d.istitle() and d.isalpha() and d.lower() in terms}
     if topic and not _about(words - topic, terms - topic):
@@ -107,9 +107,7 @@ def _protected(unit: str, terms: frozenset[str], after: bool = False) -> bool:
     if not details:
         return False
     return (
-        _about(words, terms)
-        or any(d.lower() in terms for d in details)
-        or (after and _POINTS_BACK.match(unit) is not None)
+        about or any(d.lower() in terms for d in details) or (after and _POINTS_BACK.match(unit) is not None)
     )
 
 
@@ -131,11 +129,15 @@ def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
     """Which of ``units`` compression must keep: those with a detail that matters to the
     question (see _protected), and each sentence right after one that qualifies it."""
     out: list[int] = []
-    about = False  # whether the sentence before is about the question
+    before = False  # whether the sentence before is about the question
     for i, unit in enumerate(units):
-        if _protected(unit, terms, about) or (out and out[-1] == i - 1 and _QUALIFIES.search(unit)):
+        words = {w.lower() for w in _WORD.findall(unit)}
+        about = _about(words, terms)
+        if _protected(unit, words, about, terms, before) or (
+            out and out[-1] == i - 1 and _QUALIFIES.search(unit)
+        ):
             out.append(i)
-        about = _about({w.lower() for w in _WORD.findall(unit)}, terms)
+        before = about
     return out
 
 
