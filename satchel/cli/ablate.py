@@ -136,16 +136,18 @@ def _check_out(out: str) -> None:
         ) from None
 
 
-def _write(write: Any, result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
+def _write(result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
     """``write_outputs`` into ``out``; when that fails after all (the disk filled up, the
     directory went), the results are written to a temporary directory instead, and the
     error names both: a run of hours is not lost at its end."""
+    from ..ablate import write_outputs
+
     command = shlex.join(argv) if argv else None
     try:
-        written: dict[str, Any] = write(result, out, command=command)
+        written = write_outputs(result, out, command=command)
     except OSError as exc:
         rescue = tempfile.mkdtemp(prefix="satchel-ablate-")
-        write(result, rescue, command=command)
+        write_outputs(result, rescue, command=command)
         raise InputError(
             f"--out {out}: cannot write the results there ({exc.strerror}); they are in {rescue}"
         ) from None
@@ -160,7 +162,6 @@ def run(args: argparse.Namespace) -> int:
         check_pack_options,
         load_queries,
         run_ablation,
-        write_outputs,
     )
     from ..clients import LocalClient, client_from_spec
 
@@ -209,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     except PartialAblation as exc:
         # what was answered before the model failed is written, not lost
         try:
-            _write(write_outputs, exc.result, args.out, argv)
+            _write(exc.result, args.out, argv)
         except InputError as rescued:  # (the model failed, and the results went elsewhere)
             raise ModelError(f"{exc}; and {rescued}") from exc
         raise ModelError(
@@ -220,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
         if callable(close):
             close()
-    written = _write(write_outputs, result, args.out, argv)
+    written = _write(result, args.out, argv)
     for s in result.summaries:
         print(
             f"{s.variant:>12}  accuracy {100 * s.accuracy:5.1f}%  "
