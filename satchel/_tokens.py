@@ -366,7 +366,13 @@ CACHE_LIMIT = 1 << 20
 
 
 class TokenCounter:
-    """Counts with one tokenizer and remembers each distinct text, so nothing is counted twice."""
+    """Counts with one tokenizer and remembers each distinct text, so nothing is counted twice.
+
+    One counter may serve packs in several threads at once (a Packer shared by a
+    server's request threads). Its cache is then shared: a count another pack lets
+    go of (see forget), or a cache another pack starts afresh (see CACHE_LIMIT), is
+    counted again where it is missed, never looked up as if it were there.
+    """
 
     __slots__ = ("_cache", "additive", "exact", "name", "tokenizer")
 
@@ -412,7 +418,10 @@ class TokenCounter:
                 # thousands of parts, and only the few it gained are new), then sum.
                 for part in set(parts).difference(cache):
                     cache[part] = self.tokenizer.count(part)
-                n = sum(map(cache.__getitem__, parts))
+                try:
+                    n = sum(map(cache.__getitem__, parts))
+                except KeyError:  # a pack in another thread let go of a count meanwhile
+                    n = sum(map(self, parts))
             cache[text] = n
         return n
 
@@ -436,7 +445,9 @@ class TokenCounter:
         demand, as before.
         """
         if len(self._cache) > CACHE_LIMIT:
-            self._cache.clear()
+            # a new cache, not the old one emptied: packs running in other threads
+            # still read (and their counting threads fill) the one they started with
+            self._cache = {}
         count_many = getattr(self.tokenizer, "count_many", None)
         if count_many is None:
             return _nothing
@@ -459,7 +470,7 @@ class TokenCounter:
         if worker is None:
             self._count_now(count_many, work)
             return _nothing
-        return functools.partial(worker.finish, self._cache)
+        return lambda: worker.finish(self._cache)  # (the cache then: see CACHE_LIMIT above)
 
     def _count_now(self, count_many: Callable[[Sequence[str]], list[int]], work: _Work) -> None:
         batch = work.take()
@@ -482,7 +493,7 @@ class TokenCounter:
         cuts (before each space that follows a visible character), each part counted once;
         the text itself is not kept (a merged source's tag, asked once)."""
         n = self.sum_of(text, _SPACE_CUT.split(text))
-        del self._cache[text]
+        self._cache.pop(text, None)  # (a pack in another thread may have asked for it too)
         return n
 
     def joined_parts(self, left: str, right: str) -> list[str]:

@@ -822,3 +822,43 @@ def test_each_source_is_costed_at_its_label_past_999_sources():
         start = r.text.index(f"<source_{n} ")
         block = r.text[start : r.text.index(f"</source_{n}>", start) + len(f"</source_{n}>\n")]
         assert r.sources[n - 1].cost == tok.count(block), n
+
+
+def test_one_packer_serves_many_threads_at_once(monkeypatch):
+    # A server shares one Packer between its request threads: each pack gets what it
+    # would get alone, while the others fill and let go of counts in the same cache,
+    # and start it afresh (here at every pack, see CACHE_LIMIT).
+    import threading
+
+    import satchel._tokens as tokens
+
+    doc = " ".join(f"Part {i} of the guide says the lamp dims to level {i % 7}." for i in range(900))
+    requests = []
+    for q in range(6):  # windows of one document, touching and overlapping, and their copies
+        step = 260 + 40 * q
+        windows = [
+            {"id": f"q{q}w{k}", "doc_id": "guide", "start": s, "end": s + 330, "text": doc[s : s + 330]}
+            for k, s in enumerate(range(0, len(doc) - 330, step))
+        ]
+        windows.append({"id": f"q{q}copy", "text": windows[1]["text"].upper()})
+        requests.append((windows, f"What does part {q} say?", 900 + 700 * q))
+    alone = [satchel.Packer(source_budget=b).pack(c, q).text for c, q, b in requests]
+    shared = {b: satchel.Packer(source_budget=b) for _, _, b in requests}
+    monkeypatch.setattr(tokens, "CACHE_LIMIT", 0)
+    wrong, errors = [], []
+
+    def serve(first):
+        try:
+            for k in [*range(first, len(requests)), *range(first)] * 2:
+                chunks, question, budget = requests[k]
+                if shared[budget].pack(chunks, question).text != alone[k]:
+                    wrong.append(k)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=serve, args=(n,)) for n in range(len(requests))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not wrong

@@ -379,6 +379,45 @@ def test_a_long_lived_counter_stays_bounded(monkeypatch):
         assert len(count._cache) <= 50 + 40
 
 
+class _MeanwhileTokenizer:
+    """o200k_base that lets ``meanwhile`` run inside its first count: what a pack in another
+    thread sharing the counter may do while this one waits in native code."""
+
+    name, exact, splits_at_words = "o200k_base", True, True
+
+    def __init__(self, meanwhile):
+        self._tok = TiktokenTokenizer("o200k_base")
+        self.meanwhile = meanwhile
+
+    def count(self, text):
+        if self.meanwhile is not None:
+            run, self.meanwhile = self.meanwhile, None
+            run()
+        return self._tok.count(text)
+
+
+@pytest.mark.parametrize("meanwhile", ["forgets a part", "starts the cache afresh"])
+def test_a_counter_shared_with_another_pack_counts_what_that_pack_let_go_of(meanwhile, monkeypatch):
+    import satchel._tokens as tokens
+
+    parts = ["It opened in 1889.", " The tower is 330 m tall.", " Its architect was Sauvestre."]
+    tokenizer = _MeanwhileTokenizer(None)
+    count = tokens.TokenCounter(tokenizer)
+    for part in parts[:2]:  # this pack counted two of the parts ...
+        count(part)
+
+    def other_pack():  # ... another pack, meanwhile:
+        if meanwhile == "forgets a part":
+            count.forget(parts[0])  # a merged text of its own that a longer one replaced
+        else:
+            monkeypatch.setattr(tokens, "CACHE_LIMIT", 0)
+            count.prefetch(["Another question's text."])()  # the cache was over its limit
+
+    tokenizer.meanwhile = other_pack
+    text = "".join(parts)
+    assert count.sum_of(text, parts) == TiktokenTokenizer("o200k_base").count(text)
+
+
 def test_prefetch_leaves_no_thread_behind_when_its_texts_fail():
     import threading
 
