@@ -21,8 +21,12 @@ time), and the CPU time of pack's own thread alone (what bounds pack when the
 counting thread keeps up). Growth is the 10k time over the 1k time (10.0 is
 linear). Reports only; asserts nothing.
 
+With ``--memory``, also the memory of one pack (tracemalloc, which slows it, so
+apart from the timings): the peak a pack allocates beside its input, and what a
+long-lived Packer keeps afterwards (its token counts, see satchel._tokens.CACHE_LIMIT).
+
     python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile] [--by-stage] [--collector]
-                          [--source-budget N]
+                          [--source-budget N] [--memory]
 """
 
 from __future__ import annotations
@@ -206,6 +210,24 @@ STAGES = (
 )
 
 
+def memory(cands: list[dict[str, Any]], question: str, **options: Any) -> tuple[float, float, int, float]:
+    """(MB the candidates' text takes, peak MB one pack allocates, texts a Packer keeps
+    counted afterwards, MB those take), traced by tracemalloc."""
+    import tracemalloc
+
+    packer = satchel.Packer(model="gpt-4o", order="edges", **options)
+    text_mb = sum(sys.getsizeof(c["text"]) for c in cands) / 1e6
+    tracemalloc.start()
+    try:
+        result = packer.pack(cands, question)
+        _, peak = tracemalloc.get_traced_memory()
+        del result
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return text_mb, peak / 1e6, len(packer._counter._cache), kept / 1e6
+
+
 def profile(cands: list[dict[str, Any]], question: str, **options: Any) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -261,6 +283,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also time pack with Python's cycle collector running (pack pauses it)",
     )
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="also trace the memory one pack allocates, and what a long-lived Packer keeps",
+    )
     args = ap.parse_args(argv)
     options = {} if args.source_budget is None else {"source_budget": args.source_budget}
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -271,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     by_stage: list[tuple[int, float, list[tuple[str, float]]]] = []
     collector: list[tuple[int, float, float]] = []
+    memories: list[tuple[int, float, float, int, float]] = []
     for n in sizes:
         cands, shape = build(n, records, all_paragraphs=args.all_paragraphs)
         texts = [c["text"] for c in cands]
@@ -301,6 +329,8 @@ def main(argv: list[str] | None = None) -> None:
             by_stage.append((n, tok, stage_times(args.repeat, cands, question, **options)))
         if args.collector:
             collector.append((n, *collector_times(args.repeat, cands, question, **options)))
+        if args.memory:
+            memories.append((n, *memory(cands, question, **options)))
     print(
         f"question: {question!r}; model gpt-4o (o200k_base), order edges, dedupe on (default), "
         f"source budget {args.source_budget or 'the rest of the window'}; best of {args.repeat}"
@@ -343,6 +373,14 @@ def main(argv: list[str] | None = None) -> None:
             f"\npack at {n} with the cycle collector paused (as shipped): {as_shipped:.3f}s; "
             f"running: {with_collector:.3f}s ({with_collector / as_shipped - 1:+.0%})"
         )
+    if memories:
+        print("\nmemory of one pack (tracemalloc; a fresh Packer, which then keeps its counts):")
+        for n, text_mb, peak, texts, kept in memories:
+            print(
+                f"  {n}: candidates' text {text_mb:.1f} MB; peak allocated while packing {peak:.1f} MB; "
+                f"kept by the Packer afterwards: {texts:,} counted texts, {kept:.1f} MB "
+                f"({1e6 * kept / max(texts, 1):.0f} bytes a text)"
+            )
     print(
         "\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
         "reported, not asserted)"
