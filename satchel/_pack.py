@@ -20,7 +20,7 @@ from ._admit import Admission, Decision, Draft, Policy, admit, distractor
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
-from ._errors import ConfigError, InputError
+from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
 from ._models import ModelProfile, get_model
 from ._order import OrderFn, apply_order, check_order
@@ -410,6 +410,13 @@ class Packer:
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
+            if not admission.sources:  # nothing left to leave out: the reserves alone are over
+                raise BudgetError(
+                    f"the prompt without any source counts {usage.prompt} tokens with "
+                    f"{self._counter.name}, {over} over the {budget.prompt_limit} the window leaves "
+                    "it (the reserves, counted apart, came to less: this tokenizer's counts do not "
+                    f"add up); raise context_window by {over} or more, or lower reserve_answer"
+                )
             # Counted apart, the parts came out below the whole (a tokenizer whose counts do
             # not add up): admission runs again in a budget that much smaller, so what is left
             # out is decided by priority, role and rank as ever, and no source keeps a gap

@@ -862,3 +862,39 @@ def test_one_packer_serves_many_threads_at_once(monkeypatch):
     for t in threads:
         t.join()
     assert not errors and not wrong
+
+
+def test_reserves_over_the_window_only_when_counted_together_raise(monkeypatch):
+    # With no source admitted, the user message is the restated contract and the question.
+    # This counter counts them together 1 higher than the two reserves counted apart: the
+    # check that re-admits in a smaller budget had nothing left to leave out, and looped.
+    import pytest
+
+    import satchel._pack as packing
+
+    def count(text):  # a Callable[[str], int] whose counts do not add up
+        return len(text) // 3 + text.count(" ") // 2
+
+    opts = {"model": "my-model", "tokenizer": count, "reserve_answer": 0}
+    opts |= {"contract": "Be brief.", "restate_contract": True}
+    window = next(w for w in range(1, 500) if _plans(satchel.Packer(context_window=w, **opts)))
+    assert satchel.Packer(context_window=window, **opts).plan("who won").sources == 0
+    admitted = []
+    admit = packing.Packer._admit
+
+    def admit_at_most_50_times(self, *args):
+        admitted.append(1)
+        assert len(admitted) < 50, "admission ran again and again"
+        return admit(self, *args)
+
+    monkeypatch.setattr(packing.Packer, "_admit", admit_at_most_50_times)
+    with pytest.raises(satchel.BudgetError, match=r"without any source counts 118 tokens .* 1 over the 117"):
+        satchel.pack([{"id": "a", "text": "Alpha."}], "who won", context_window=window, **opts)
+
+
+def _plans(packer):
+    try:
+        packer.plan("who won")
+    except satchel.BudgetError:
+        return False
+    return True
