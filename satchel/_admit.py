@@ -15,7 +15,7 @@ same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``)
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._chunk import Chunk, Priority
@@ -56,6 +56,8 @@ class Decision:
     merged_into: str | None = None
     sentences_removed: int = 0
     compression: dict[str, object] | None = None
+    #: the tokens that were left when it was dropped for want of room (see _turns)
+    left: int | None = None
 
 
 class _DocumentSources:
@@ -179,7 +181,7 @@ def admit(
     policy = policy or Policy()
     count = text_tokens
     whole = budget + spent  # the budget the user set, as reasons and errors show it
-    for position, chunk in enumerate(ranked):
+    for position, chunk in _turns(ranked, out, budget):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
         dup = duplicate_of.get(chunk.id)
@@ -339,6 +341,45 @@ def admit(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
     return out
+
+
+def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tuple[int, Chunk]]:
+    """Each (position, chunk) of ``ranked`` in turn; then, again, each one that was dropped
+    for want of room while more is free now, best-ranked first, until none is.
+
+    A window joining two admitted sources of its document makes them one and frees the
+    tags of the other: a better-ranked chunk skipped for want of those tokens was left
+    out while they stayed free. (Read between turns: a turn's decision is made when the
+    next turn is asked for.) At most as many turns again as there are chunks: a merge in
+    a late turn that frees room for one tried earlier starts another round, and rounds
+    must not make admission quadratic; a chunk left out then says how much was left at
+    its last turn.
+    """
+    short: dict[int, int] = {}  # position -> tokens left when it was dropped for want of room
+    turns_left = len(ranked)
+
+    def note(position: int, chunk: Chunk) -> None:
+        decision = out.decisions.get(chunk.id)
+        if decision is not None and decision.left is not None:
+            short[position] = decision.left
+
+    for position, chunk in enumerate(ranked):
+        yield position, chunk
+        note(position, chunk)
+    again = True
+    while again:
+        again = False
+        for position in sorted(short):
+            if budget - out.used > short[position] and turns_left:
+                turns_left -= 1
+                del short[position]
+                again = True
+                chunk = ranked[position]
+                yield position, chunk
+                note(position, chunk)
+                decision = out.decisions[chunk.id]
+                if decision.status == "kept":
+                    decision.reason += "; tried again once merged neighbours freed room"
 
 
 def _merge_neighbours(
@@ -561,7 +602,7 @@ def _no_room(
         )
     merging = f"merging into {joining} " if joining else ""
     reason = f"does not fit: {merging}needs {needs} tokens, {left} of {budget} left"
-    return Decision("dropped", reason, "admit")
+    return Decision("dropped", reason, "admit", left=left)
 
 
 def _within(place: Place, run: tuple[int, int] | None) -> Place | None:

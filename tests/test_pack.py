@@ -898,3 +898,37 @@ def _plans(packer):
     except satchel.BudgetError:
         return False
     return True
+
+
+def test_room_a_merge_frees_is_offered_to_what_was_dropped_for_want_of_it():
+    # A and B are windows of one document; C, ranked last, bridges them into one source
+    # and frees B's tags. X, ranked above C, was dropped for want of room before that.
+    doc = (
+        "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen. "
+        "He received it for his discovery of the remarkable rays that were later named after him. "
+        "The prize was presented in Stockholm at a ceremony held on the tenth of December. "
+        "Röntgen donated the prize money to his university in Würzburg for scientific research. "
+        "He refused to take out any patents related to his discovery, on ethical grounds. "
+        "The award made him one of the most famous scientists of his time."
+    )
+    other = (
+        "Marie Curie shared the 1903 prize with Pierre Curie and Henri Becquerel. "
+        "She later won a second Nobel Prize, in Chemistry, in 1911."
+    )
+    chunks = [
+        {"id": "A", "text": doc[0:200], "doc_id": "d", "start": 0, "end": 200, "score": 0.9},
+        {"id": "B", "text": doc[204:404], "doc_id": "d", "start": 204, "end": 404, "score": 0.8},
+        {"id": "X", "text": other, "score": 0.5},
+        {"id": "C", "text": doc[196:208], "doc_id": "d", "start": 196, "end": 208, "score": 0.1},
+    ]
+    again = []
+    for budget in range(60, 400):
+        r = satchel.pack(chunks, "Who won the first Nobel Prize in Physics?", source_budget=budget)
+        x, free = r.entry("X"), r.budget.sources - r.tokens.sources
+        if x.kept and "tried again once merged neighbours freed room" in x.reason:
+            again.append(budget)
+            assert r.labels == {"S1": ["A", "B", "C"], "S2": "X"}  # placed by its rank
+        elif not x.kept:
+            assert x.reason.startswith("does not fit"), x.reason
+            assert int(x.reason.split("needs ")[1].split(" ")[0]) > free, (budget, x.reason, free)
+    assert again  # (17 budgets: from 164, where X needs the 53 tokens left, to 180)
