@@ -97,6 +97,22 @@ _NEGATING_PREFIX = re.compile(
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
 #: duplication; skipping them keeps candidate generation near-linear.
 _POSTING_CAP = 64
+#: Short texts are shingled with their details masked, so the versions of one templated
+#: sentence ("The Plus plan costs $N.99 ...") share every shingle, and past _POSTING_CAP
+#: of them met nobody: neither marked conflicting nor dropped as near-duplicates. Where a
+#: short text's shingle is that crowded, it meets the best-ranked _CROWD_PARTNERS texts
+#: there (it conflicts with those versions, not with every one of thousands) and, through
+#: a second index of its shingles with its details, every text with the same details
+#: (its near-duplicates).
+_CROWD_PARTNERS = 8
+
+
+def _details_key(text: str, masked: list[str]) -> int:
+    """What masking took out of a short text (see _masked_words): its numbers, names and
+    negations, as a set of words. Two versions of one sentence with the same details have
+    the same key; with another price, their keys differ."""
+    words = {w.strip(_PUNCT) for w in spaced_out(text).lower().split()}
+    return hash(frozenset(words.difference(masked)))
 
 
 def _masked_words(text: str) -> list[str]:
@@ -281,6 +297,14 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
     # texts have more than a few words of their own is other surroundings.
     if max(len(plain_left), len(plain_right)) > _ALIGN_MOST:
         return _difference_unaligned(left, right)
+    if len(plain_left) == len(plain_right):
+        # Words swapped one for one inside the text, one a detail: what the alignment below
+        # finds too, without it (the versions of one templated sentence are compared by
+        # the thousand, see _CROWD_PARTNERS, and aligning them took most of that time)
+        apart = [k for k, (x, y) in enumerate(zip(plain_left, plain_right, strict=True)) if x != y]
+        if apart and 0 < apart[0] and apart[-1] < len(left) - 1:
+            if any(_is_detail(left[k]) or _is_detail(right[k]) for k in apart):
+                return "detail"
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
     ops = [
         op
@@ -523,6 +547,8 @@ def _near_duplicates(
     places: Sequence[Place | None] | None = None,
 ) -> None:
     postings: dict[int, list[int]] = {}
+    # (mark, details key) -> short texts: see _CROWD_PARTNERS
+    alike: dict[tuple[int, int], list[int]] = {}
     plain: dict[str, list[str]] = {}  # words of texts compared word by word (see _plain_words)
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
@@ -531,13 +557,16 @@ def _near_duplicates(
         if i in duplicate_of:
             continue
         short[i] = cache.words(splits[i]) < SHORT_TEXT
+        details = None
         if not short[i]:
             shingles = cache.marks(splits[i])
         else:
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
-            shingles = _all_shingles(_masked_words(text))
+            masked = _masked_words(text)
+            shingles = _all_shingles(masked)
+            details = _details_key(text, masked)
         shingle_sets[i] = shingles
         hits: list[int] = []
         sketch = _sketch(shingles)
@@ -550,7 +579,15 @@ def _near_duplicates(
             else:
                 if len(posting) <= _POSTING_CAP:
                     hits.extend(posting)
+                elif details is not None:  # a crowded shingle of a short text: _CROWD_PARTNERS
+                    same = alike.get((sh, details), ())
+                    met_here = set(posting[:_CROWD_PARTNERS])
+                    if len(same) <= _POSTING_CAP:
+                        met_here.update(same)
+                    hits.extend(met_here)
                 posting.append(i)
+            if details is not None:
+                alike.setdefault((sh, details), []).append(i)
         met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
         least = need[i]
@@ -610,6 +647,8 @@ def _near_duplicates(
                     del postings[sh]
                 else:
                     posting.pop()
+                if details is not None:
+                    alike[sh, details].pop()
 
 
 def _neighbours(a: Place | None, b: Place | None, text_a: str, text_b: str) -> bool:

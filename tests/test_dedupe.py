@@ -1161,3 +1161,34 @@ def test_code_blocks_stay_whole_in_compression_boilerplate_and_nested_lists():
     # a fence indented as a list item nested twice is a fence
     nested = "- Set up:\n\n    1. Make it:\n\n        ```sh\n        # make it\n        acme do\n        ```"
     assert [nested[a:b] for a, b in split_sentences(nested)][-1].startswith("```sh\n        # make it")
+
+
+@pytest.mark.parametrize("versions", [60, 66, 500])
+def test_the_versions_of_one_templated_sentence_meet_however_many(versions):
+    # Short texts are shingled with their details masked: every version of a templated
+    # sentence shares every shingle, and past 64 of them (the cap that keeps boilerplate
+    # from making the search quadratic) later versions met nobody: not marked conflicting,
+    # and a near-duplicate of one not dropped.
+    template = (
+        "The Plus plan costs ${}.99 per month and you can return it within thirty days "
+        "of delivery if it is unused and in its {}box."
+    )
+    texts = [template.format(i, "") for i in range(versions)]
+    texts += [template.format(3, "original "), template.format(versions - 1, "original ")]
+    report = find_duplicates(texts)
+    assert report.duplicate_of.keys() == {versions, versions + 1}
+    assert report.duplicate_of[versions][0] == 3
+    assert report.duplicate_of[versions + 1][0] == versions - 1
+    assert set(report.conflicts) == set(range(versions))  # every version is marked
+    last = report.conflicts[versions - 1]
+    # with the best-ranked versions (every one, up to 64; then the first eight)
+    assert last == tuple(range(versions - 1)) if versions <= 65 else last == tuple(range(8))
+
+
+def test_words_swapped_one_for_one_inside_are_judged_without_aligning_them():
+    # the quick path for texts of as many words: a detail swapped inside is a detail
+    assert difference("It costs $2.99 a month, said Anna.", "It costs $3.99 a month, said Anna.") == "detail"
+    assert difference("Plus costs $2.99 a month today.", "Plus costs $2.99 a week today.") == "detail"
+    # not a detail, or at an end: judged as before, by the alignment
+    assert difference("The lamp is bright and warm today.", "The lamp is bright and cosy today.") is None
+    assert difference("It costs $2.99", "It costs $3.99") == "detail"
