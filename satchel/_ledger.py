@@ -100,6 +100,8 @@ def _starts_alike(a: str, b: str) -> bool:
 #: Characters a cut sentence must have (and by which sent sentences are indexed) for
 #: the ledger to find it inside a longer sentence already sent (see Ledger.fresh).
 _EDGE = 16
+#: An edge shared by more sent sentences than this is read at twice its length (see _Edges).
+_CROWDED = 8
 
 
 def _keep_answered(
@@ -166,11 +168,10 @@ class Ledger:
         # each sent sentence that refers back, and the ones before and after it where it was
         # sent (None: it opened, or closed, its text); see _in_context
         self._context: dict[str, tuple[str | None, str | None]] = {}
-        # the sent sentences longer than _EDGE, by their last and first _EDGE characters (all
-        # that share them, in the order sent: " said in a statement." ends many), indexed
-        # when first asked (most packs' windows have offsets, and never ask)
-        self._tails: dict[str, list[str]] = {}
-        self._heads: dict[str, list[str]] = {}
+        # the sent sentences longer than _EDGE, by their last and first characters (see
+        # _Edges), indexed when first asked (most packs' windows have offsets, and never ask)
+        self._tails = _Edges(at_end=True)
+        self._heads = _Edges(at_end=False)
         self._indexing = False  # (from the first time it is asked)
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
@@ -277,12 +278,8 @@ class Ledger:
         self._unindexed.clear()
         long = itertools.compress(sentences, map(operator.gt, map(len, sentences), itertools.repeat(_EDGE)))
         for sentence in long:
-            for index, end in ((self._tails, sentence[-_EDGE:]), (self._heads, sentence[:_EDGE])):
-                alike = index.get(end)
-                if alike is None:
-                    index[end] = [sentence]
-                elif sentence not in alike:  # (a merged text is recorded whole again)
-                    alike.append(sentence)
+            self._tails.add(sentence)
+            self._heads.add(sentence)
 
     def _inside(self, piece: str, at_end: bool) -> str | None:
         """Where the first sent sentence that ``piece`` ends (``at_end``) or starts, between
@@ -293,7 +290,7 @@ class Ledger:
         if len(piece) < _EDGE or piece in self._sent or not _is_key(piece):
             return None
         n = len(piece)
-        longer = self._tails.get(piece[-_EDGE:], ()) if at_end else self._heads.get(piece[:_EDGE], ())
+        longer = (self._tails if at_end else self._heads).holding(piece)
         for sentence in longer:
             if len(sentence) > n and (
                 not sentence[-n - 1].isalnum() and sentence.endswith(piece)
@@ -331,3 +328,56 @@ class Ledger:
             self._unindexed.append(keys)
         for key in keys:
             sent.setdefault(key, source_id)
+
+
+class _Edges:
+    """Sent sentences by their last (``at_end``) or first characters: _EDGE of them, and,
+    where more than _CROWDED sentences share those, twice as many, and so on.
+
+    A piece a window cut from a sent sentence is looked for among the sentences that
+    share its edge, in the order sent. Many share the last 16 characters (" said in a
+    statement." ends thousands of news sentences): each piece walked them all, and
+    thousands of windows made that quadratic. A crowded edge is read longer the first
+    time it is asked, each level at most twice the last and no longer than the piece,
+    so every sentence the piece can be part of is still in the bucket it reads.
+    """
+
+    __slots__ = ("_at_end", "_buckets", "_split")
+
+    def __init__(self, at_end: bool) -> None:
+        self._at_end = at_end
+        # edge -> the sentences that have it, in the order sent (a dict: a merged text is
+        # recorded whole again); edges of different lengths are different keys
+        self._buckets: dict[str, dict[str, None]] = {}
+        self._split: set[str] = set()  # the crowded edges also read at twice their length
+
+    def _edge(self, text: str, size: int) -> str:
+        return text[-size:] if self._at_end else text[:size]
+
+    def add(self, sentence: str) -> None:
+        """Index ``sentence`` (longer than _EDGE) by its edge, and by the longer edges of the
+        crowded ones it has."""
+        size = _EDGE
+        while True:
+            edge = self._edge(sentence, size)
+            self._buckets.setdefault(edge, {})[sentence] = None
+            size *= 2
+            if edge not in self._split or len(sentence) <= size:
+                return
+
+    def holding(self, piece: str) -> Iterable[str]:
+        """The sent sentences (in the order sent) that may hold ``piece`` at their edge: every
+        one that does, and few others."""
+        size = _EDGE
+        edge = self._edge(piece, size)
+        bucket = self._buckets.get(edge, {})
+        while len(bucket) > _CROWDED and 2 * size <= len(piece):
+            if edge not in self._split:
+                self._split.add(edge)
+                for sentence in bucket:
+                    if len(sentence) > 2 * size:
+                        self._buckets.setdefault(self._edge(sentence, 2 * size), {})[sentence] = None
+            size *= 2
+            edge = self._edge(piece, size)
+            bucket = self._buckets.get(edge, {})
+        return bucket

@@ -1192,3 +1192,29 @@ def test_words_swapped_one_for_one_inside_are_judged_without_aligning_them():
     # not a detail, or at an end: judged as before, by the alignment
     assert difference("The lamp is bright and warm today.", "The lamp is bright and cosy today.") is None
     assert difference("It costs $2.99", "It costs $3.99") == "detail"
+
+
+def test_a_piece_cut_from_one_of_many_sentences_that_end_alike_is_found_in_a_short_walk():
+    # Thousands of news sentences end " said in a statement.": a window without offsets
+    # opening inside one of them walked every one, for every window (quadratic). A crowded
+    # edge is read longer, and the piece is still found where its sentence was sent.
+    import satchel._ledger as ledgers
+
+    rng = random.Random(3)
+    names = ["".join(rng.choice(string.ascii_lowercase) for _ in range(8)) for _ in range(400)]
+    ledger = Ledger()
+    for k, name in enumerate(names):
+        ledger.record(f"The minister of {name} affairs said in a statement.", f"s{k}")
+    piece = f"{names[250]} affairs said in a statement."
+    fresh = ledger.fresh(f"{piece} Prices rose again in March.", edges=True)
+    assert fresh.sent_in == ("s250",) and fresh.text == "Prices rose again in March."
+    assert len(ledger._tails.holding(piece)) <= ledgers._CROWDED
+    # the openings too, and sentences sent after an edge was read longer
+    ledger.record("According to the report, the figures for March were revised.", "late")
+    start = "According to the report, the figures for"
+    for k in range(30):
+        ledger.record(f"According to the report, the {names[k]} figures were final.", f"r{k}")
+    fresh = ledger.fresh(f"Prices rose. {start}", edges=True)
+    assert fresh.sent_in == ("late",) and fresh.text == "Prices rose."
+    revised = "according to the report, the figures for march were revised."
+    assert list(ledger._heads.holding(start.lower())) == [revised]
