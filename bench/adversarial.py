@@ -42,7 +42,14 @@ linear, about 2.5 to 3 times per doubling):
 - ``compress-over``: compress=True on one text a tenth over its room;
 - ``overlapping-no-offsets``: a document cut into windows that overlap by half,
   without offsets (neighbour merging cannot join them; the ledger looks for the
-  cut sentences at each window's ends among all those sent before).
+  cut sentences at each window's ends among all those sent before);
+- ``common-endings``: news-like chunks without offsets, each opening with a cut
+  sentence, every sentence ending " said in a statement." (the ledger walked every
+  sent sentence ending alike for each chunk);
+- ``templated-versions``: one short sentence in thousands of versions, a price in
+  each, and near-duplicates of some (past 64 versions, later ones met nobody: no
+  conflict marked, no near-duplicate dropped; now they meet the best-ranked eight
+  and every version with their details, so the time is of the comparisons made).
 """
 
 from __future__ import annotations
@@ -161,6 +168,28 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         cands = [{"id": c["id"], "text": c["text"]} for c in windows(n, 40, 20)]
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
 
+    plain_words = [w.lower() for w in re.findall(r"[A-Za-z]+", text[:400_000])]
+
+    def common_endings(n: int) -> tuple[list[str], Callable[[], Any]]:
+        """News-like chunks without offsets: a sentence cut at its start, then a whole one,
+        both ending " said in a statement." (the ledger looks for the cut one among every
+        sent sentence that ends alike)."""
+        cands = []
+        for i in range(n):
+            a = " ".join(plain_words[(i * 18 + k) % len(plain_words)] for k in range(8))
+            b = " ".join(plain_words[(i * 18 + 8 + k) % len(plain_words)] for k in range(10)).capitalize()
+            cands.append({"id": f"n{i}", "text": f"{a} said in a statement. {b} said in a statement."})
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
+    def templated_versions(n: int) -> tuple[list[str], Callable[[], Any]]:
+        """One short sentence in ``n`` versions, a price in each (short texts are compared with
+        their details masked: every version shares every shingle), and a near-duplicate of
+        every tenth."""
+        template = "The Plus plan costs ${}.99 per month and you can return it within thirty days{}."
+        cands = [{"id": f"v{i}", "text": template.format(i, "")} for i in range(n)]
+        cands += [{"id": f"d{i}", "text": template.format(i, " of delivery")} for i in range(0, n, 10)]
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
     def compress_over(n: int) -> tuple[list[str], Callable[[], Any]]:
         t = text[:n]
         room = int(TiktokenTokenizer("o200k_base").count(t) * 0.9)
@@ -184,6 +213,8 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         ),
         "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
+        "common-endings": ([2_000, 4_000, 8_000, 16_000], common_endings),
+        "templated-versions": ([1_000, 2_000, 4_000, 8_000], templated_versions),
     }
 
 
