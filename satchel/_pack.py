@@ -49,6 +49,7 @@ from ._represent import Compressor, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
 from ._sentences import SentenceCache
 from ._tokens import (
+    AFTER,
     EstimateTokenizer,
     HuggingFaceTokenizer,
     TiktokenTokenizer,
@@ -472,8 +473,8 @@ class Packer:
         count = self._counter
         split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
-            if not count.additive:
-                yield [escape_text(chunk.text)]
+            if not count.additive:  # (counted where it stands: see TokenCounter.inside)
+                yield [AFTER + escape_text(chunk.text) if count.marks_start else escape_text(chunk.text)]
                 continue
             # the text and what _cost counts besides it (label 1 stands for all)
             head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
@@ -499,7 +500,7 @@ class Packer:
             pieces = sentences.pieces(text)
             if pieces is not None:
                 return count.sum_of(body, _escaped(pieces, body is not text))
-        return count(body)
+        return count.inside(body)
 
     def _grown_tokens(self, text: str, sentences: SentenceCache) -> int | None:
         """A merged source's text, grown from a shorter one already counted: that count, less
@@ -693,7 +694,9 @@ class Packer:
         everything that follows, less that.
         """
         count, after = self._counter, self._after_sources(question)
-        return count(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE + after) - count(after)
+        # (the question's reserve, counted alone, holds what a tokenizer that marks the start
+        # of its input adds there: the user message opens with this tag, counted inside)
+        return count.inside(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE + after) - count(after)
 
     def _system(self, system: str) -> str:
         """The system message: instructions, then the output contract when there is one."""
@@ -806,7 +809,7 @@ class Packer:
             head, body, tail = self._enclosure(members, text, label, tags)
             if count.additive and body:
                 return count(head + body + tail)
-            return count(head) + count(body) + count(tail)
+            return count.inside(head) + count.inside(body) + count.inside(tail)
         if len(members) == 1:
             head, tail = self._tags(members[0], label, tags)
             head_tokens = count(head)

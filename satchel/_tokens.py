@@ -282,6 +282,13 @@ class HuggingFaceTokenizer:
         self._tok.no_truncation()
         self._tok.no_padding()
         self.name = f"tokenizer.json:{os.path.basename(os.path.dirname(path)) or path}"
+        #: whether a text costs more alone than after a line break: SentencePiece-style
+        #: tokenizers (Llama 2, Mistral, T5) put "▁" before the first word of their input,
+        #: which a source's parts, counted apart, would each pay (see TokenCounter.inside)
+        self.marks_start = any(
+            self.count(probe) != self.count(AFTER + probe) - self.count(AFTER)
+            for probe in ("word", "The", "<source_1>", "</source_1>")
+        )
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
@@ -368,6 +375,11 @@ _FIRST_BATCH = 512
 CACHE_LIMIT = 1 << 18
 
 
+#: What stands before each part of a source where Satchel puts it: a line break (see
+#: TokenCounter.inside).
+AFTER = "\n"
+
+
 class TokenCounter:
     """Counts with one tokenizer and remembers each distinct text, so nothing is counted twice.
 
@@ -377,7 +389,7 @@ class TokenCounter:
     counted again where it is missed, never looked up as if it were there.
     """
 
-    __slots__ = ("_cache", "additive", "exact", "name", "tokenizer")
+    __slots__ = ("_cache", "additive", "exact", "marks_start", "name", "tokenizer")
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
@@ -385,6 +397,8 @@ class TokenCounter:
         self.exact = bool(tokenizer.exact)
         #: counts of Satchel's enclosures add up exactly (see TiktokenTokenizer)
         self.additive = bool(getattr(tokenizer, "splits_at_words", False))
+        #: a text costs more alone than inside the prompt (see HuggingFaceTokenizer)
+        self.marks_start = not self.additive and bool(getattr(tokenizer, "marks_start", False))
         self._cache: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
@@ -392,6 +406,16 @@ class TokenCounter:
         if n is None:
             n = self._cache[text] = self.tokenizer.count(text)
         return n
+
+    def inside(self, text: str) -> int:
+        """``text``'s count where Satchel puts it, after a line break (each part of a source
+        is): for a tokenizer that marks the start of its input (``marks_start``), the count
+        of the two less the line break's, not the count of the text as if it opened the
+        prompt. Counted alone, each of a source's open tag, text and close tag paid the
+        mark: sources that fit were left out, and their costs were overstated."""
+        if not self.marks_start:
+            return self(text)
+        return self(AFTER + text) - self(AFTER)
 
     def knows(self, text: str) -> bool:
         """Whether ``text`` has been counted already."""

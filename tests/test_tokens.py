@@ -141,6 +141,42 @@ def test_huggingface_tokenizer_json(tokenizer_json):
     assert result.tokens.exact
 
 
+@pytest.mark.parametrize("scheme", ["first", "always"])
+def test_a_sentencepiece_style_tokenizer_sends_what_fits_exactly(scheme, tmp_path):
+    # Llama 2 / Mistral style: "▁" before the first word of the input. Each part of a
+    # source (open tag, text, close tag) counted alone paid it: a chunk whose prompt
+    # fits exactly was dropped as "does not fit", and its cost was overstated.
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    corpus = [
+        "The lamp blinks blue when it is ready, and the app opens on the phone.",
+        "Returns are free within thirty days of delivery for every order.",
+        "The Plus plan costs $4.99 a month; the Basic plan is free.",
+    ]
+    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme)
+    tok.train_from_iterator(corpus * 30, trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>"]))
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    assert HuggingFaceTokenizer(path).marks_start
+
+    def count(text):
+        return len(tok.encode(text, add_special_tokens=False).ids)
+
+    opts = {"model": "llama-like", "context_window": 4096, "tokenizer": str(path), "reserve_answer": 0}
+    for k, text in enumerate(corpus):
+        chunk = [{"id": f"c{k}", "text": text}]
+        roomy = satchel.pack(chunk, "How much is Plus?", source_budget=1000, **opts)
+        assert roomy.tokens.prompt == sum(count(m["content"]) for m in roomy.messages)
+        user = roomy.messages[-1]["content"]
+        block = user[user.index("<source_1") : user.index("</sources>")]
+        assert roomy.sources[0].cost == count("\n" + block) - count("\n")  # as it stands
+        exact = satchel.pack(chunk, "How much is Plus?", source_budget=roomy.tokens.sources, **opts)
+        assert exact.entry(f"c{k}").kept and exact.text == roomy.text
+        tight = satchel.pack(chunk, "How much is Plus?", **{**opts, "context_window": roomy.tokens.prompt})
+        assert tight.entry(f"c{k}").kept and tight.text == roomy.text
+
+
 def test_callable_tokenizer_and_estimate_are_labelled():
     r = satchel.pack(
         [{"id": "a", "text": "one two three"}],
