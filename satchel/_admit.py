@@ -14,6 +14,7 @@ same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``)
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ class Draft:
     @property
     def lead(self) -> Chunk:
         return self.members[0]
+
+
+_RANK = operator.attrgetter("rank")
 
 
 @dataclass(slots=True)
@@ -181,7 +185,7 @@ def admit(
     policy = policy or Policy()
     count = text_tokens
     whole = budget + spent  # the budget the user set, as reasons and errors show it
-    for position, chunk in _turns(ranked, out, budget):
+    for position, chunk, again in _turns(ranked, out, budget):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
         dup = duplicate_of.get(chunk.id)
@@ -230,12 +234,20 @@ def admit(
             assert place is not None
             run = sources.touching(place[1], place[2])
             if run[0] < run[1]:  # admitted sources of its document it overlaps or touches
-                stale = _other_version(chunk, place, sources.drafts[run[0] : run[1]])
+                touching = sources.drafts[run[0] : run[1]]
+                stale = _other_version(chunk, place, touching)
                 if stale is not None:
                     apart = (
                         f"not merged with {stale}, which holds other text at the same characters of "
                         f"document {chunk.doc_id!r} (another version of it?)"
                     )
+                elif again and (below := min(touching, key=_RANK)).rank > (
+                    position + 1 if ranks is None else ranks[chunk.id]
+                ):
+                    # Tried again, it would join a source led by a chunk ranked below it, and be
+                    # placed at that chunk's rank, after it: it goes as a source of its own,
+                    # without the sentences that source sent.
+                    apart = f"not merged with {below.lead.id}, which ranks below it"
                 else:
                     # It joins that source, as part of it, under the source's role (not its
                     # own: a window next to the decisive one is more of the same passage;
@@ -343,9 +355,9 @@ def admit(
     return out
 
 
-def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tuple[int, Chunk]]:
-    """Each (position, chunk) of ``ranked`` in turn; then, again, each one that was dropped
-    for want of room while more is free now, best-ranked first, until none is.
+def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tuple[int, Chunk, bool]]:
+    """Each (position, chunk, False) of ``ranked`` in turn; then, again (True), each one that
+    was dropped for want of room while more is free now, best-ranked first, until none is.
 
     A window joining two admitted sources of its document makes them one and frees the
     tags of the other: a better-ranked chunk skipped for want of those tokens was left
@@ -364,7 +376,7 @@ def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tup
             short[position] = decision.left
 
     for position, chunk in enumerate(ranked):
-        yield position, chunk
+        yield position, chunk, False
         note(position, chunk)
     again = True
     while again:
@@ -375,7 +387,7 @@ def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tup
                 del short[position]
                 again = True
                 chunk = ranked[position]
-                yield position, chunk
+                yield position, chunk, True
                 note(position, chunk)
                 decision = out.decisions[chunk.id]
                 if decision.status == "kept":

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import math
 import re
 import zlib
@@ -112,7 +113,9 @@ def _details_key(text: str, masked: list[str]) -> int:
     negations, as a set of words. Two versions of one sentence with the same details have
     the same key; with another price, their keys differ."""
     words = {w.strip(_PUNCT) for w in spaced_out(text).lower().split()}
-    return hash(frozenset(words.difference(masked)))
+    # (punctuation stripped on both sides: "days," is no detail, and a comma added to a
+    # copy leaves its details as they were)
+    return hash(frozenset(words.difference(w.strip(_PUNCT) for w in masked)))
 
 
 def _masked_words(text: str) -> list[str]:
@@ -298,13 +301,24 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
     if max(len(plain_left), len(plain_right)) > _ALIGN_MOST:
         return _difference_unaligned(left, right)
     if len(plain_left) == len(plain_right):
-        # Words swapped one for one inside the text, one a detail: what the alignment below
-        # finds too, without it (the versions of one templated sentence are compared by
-        # the thousand, see _CROWD_PARTNERS, and aligning them took most of that time)
+        # A few words swapped one for one inside the text, each between words both texts
+        # share, one a detail: a changed detail, as the alignment below finds, without it
+        # (the versions of one templated sentence are compared by the thousand, see
+        # _CROWD_PARTNERS, and aligning them took most of that time). Where a word the
+        # swap brings repeats one nearby, the alignment may pair them and call the swap an
+        # edit; here it stays a detail, so both texts are kept. A word taken out in one
+        # place and another put in elsewhere moves every word between: not swaps, so the
+        # alignment judges it.
         apart = [k for k, (x, y) in enumerate(zip(plain_left, plain_right, strict=True)) if x != y]
-        if apart and 0 < apart[0] and apart[-1] < len(left) - 1:
-            if any(_is_detail(left[k]) or _is_detail(right[k]) for k in apart):
-                return "detail"
+        if (
+            apart
+            and len(apart) <= _DETAIL_WORDS
+            and 0 < apart[0]
+            and apart[-1] < len(left) - 1
+            and all(b - a > 2 for a, b in itertools.pairwise(apart))  # (shared words between)
+            and any(_is_detail(left[k]) or _is_detail(right[k]) for k in apart)
+        ):
+            return "detail"
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
     ops = [
         op

@@ -282,10 +282,16 @@ class HuggingFaceTokenizer:
         self._tok.no_truncation()
         self._tok.no_padding()
         self.name = f"tokenizer.json:{os.path.basename(os.path.dirname(path)) or path}"
+
         #: whether a text costs more alone than after a line break: SentencePiece-style
-        #: tokenizers (Llama 2, Mistral, T5) put "▁" before the first word of their input,
-        #: which a source's parts, counted apart, would each pay (see TokenCounter.inside)
-        self.marks_start = any(
+        #: tokenizers (Llama 2, Mistral) put "▁" before the first word of their input,
+        #: which a source's parts, counted apart, would each pay (see TokenCounter.inside).
+        #: Not where a line break reads as a space (a T5-like normaliser): the "▁" is then
+        #: the line break's, and paid where the text stands too.
+        def ids(text: str) -> list[int]:
+            return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+        self.marks_start = ids("one\ntwo") != ids("one two") and any(
             self.count(probe) != self.count(AFTER + probe) - self.count(AFTER)
             for probe in ("word", "The", "<source_1>", "</source_1>")
         )

@@ -932,3 +932,52 @@ def test_room_a_merge_frees_is_offered_to_what_was_dropped_for_want_of_it():
             assert x.reason.startswith("does not fit"), x.reason
             assert int(x.reason.split("needs ")[1].split(" ")[0]) > free, (budget, x.reason, free)
     assert again  # (17 budgets: from 164, where X needs the 53 tokens left, to 180)
+
+
+def test_a_chunk_tried_again_never_joins_a_source_led_by_one_ranked_below_it():
+    # Four documents of two windows each, bridged late (each bridge frees a source's tags);
+    # A (rank 9) is big and dropped for want of room, B (rank 10), its neighbour, is small
+    # and admitted. Tried again, A joined B's source: led by B, and placed at B's rank.
+    import random
+
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+
+    def doc(sentences, seed):
+        rng = random.Random(seed)
+        return " ".join(
+            " ".join(rng.choice(words) + rng.choice(words) for _ in range(8)).capitalize() + "."
+            for _ in range(sentences)
+        )
+
+    chunks = []
+
+    def add(cid, doc_id, text, start, end):
+        chunks.append(
+            {"id": cid, "doc_id": doc_id, "start": start, "end": end, "text": text[start:end],
+             "score": 1.0 - (len(chunks) + 1) / 100, "title": "T " + doc_id}
+        )  # fmt: skip
+
+    texts = {d: doc(12, seed) for seed, d in enumerate("EFGH")}
+    cuts = {}
+    for d, t in texts.items():
+        cut = t.index(".", 100) + 1
+        cuts[d] = cut
+        add(d + "1", d, t, 0, cut)
+        add(d + "3", d, t, cut + 1, min(cut + 151, len(t)))
+    big = doc(20, 9)
+    split = big.index(".", 300) + 2
+    add("A", "D", big, 0, split)
+    add("B", "D", big, split, big.index(".", split + 5) + 2)
+    for d, t in texts.items():
+        add(d + "2", d, t, cuts[d] - 5, cuts[d] + 6)
+    rank = {c["id"]: k for k, c in enumerate(chunks)}
+    again = 0
+    for budget in range(150, 900, 3):
+        r = satchel.pack(chunks, "What is alpha?", source_budget=budget)
+        for source in r.sources:  # each led by its best-ranked member
+            assert rank[source.ids[0]] == min(rank[i] for i in source.ids), (budget, source.ids)
+        a = r.entry("A")
+        if a.kept and "tried again" in a.reason:
+            again += 1
+            assert a.merged_into is None and "not merged with B, which ranks below it" in a.reason
+    assert again

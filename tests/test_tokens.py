@@ -141,12 +141,13 @@ def test_huggingface_tokenizer_json(tokenizer_json):
     assert result.tokens.exact
 
 
-@pytest.mark.parametrize("scheme", ["first", "always"])
+@pytest.mark.parametrize("scheme", ["first", "always", "newline as space"])
 def test_a_sentencepiece_style_tokenizer_sends_what_fits_exactly(scheme, tmp_path):
     # Llama 2 / Mistral style: "▁" before the first word of the input. Each part of a
     # source (open tag, text, close tag) counted alone paid it: a chunk whose prompt
-    # fits exactly was dropped as "does not fit", and its cost was overstated.
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    # fits exactly was dropped as "does not fit", and its cost was overstated. (Where a
+    # line break reads as a space, T5-like, the "▁" is the line break's: paid in place.)
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     corpus = [
         "The lamp blinks blue when it is ready, and the app opens on the phone.",
@@ -154,11 +155,17 @@ def test_a_sentencepiece_style_tokenizer_sends_what_fits_exactly(scheme, tmp_pat
         "The Plus plan costs $4.99 a month; the Basic plan is free.",
     ]
     tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme)
+    newline_as_space = scheme == "newline as space"
+    if newline_as_space:
+        tok.normalizer = normalizers.Replace("\n", " ")
+    prepend = "first" if newline_as_space else scheme
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=prepend)
     tok.train_from_iterator(corpus * 30, trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>"]))
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    assert HuggingFaceTokenizer(path).marks_start
+    assert HuggingFaceTokenizer(path).marks_start is not newline_as_space
+    if newline_as_space:
+        return  # (counted apart as any tokenizer whose counts do not add up: an estimate)
 
     def count(text):
         return len(tok.encode(text, add_special_tokens=False).ids)
