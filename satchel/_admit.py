@@ -286,7 +286,7 @@ def admit(
             # into the close tag: "."), so skip the dedupe work.
             needs = cost([chunk], chunk.text, label)
             if needs > left:
-                out.decisions[chunk.id] = _no_room(chunk, needs, room, names)
+                out.decisions[chunk.id] = _no_room(chunk, needs, room, names, apart=apart)
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
         edges = place is None or not neighbours or apart is not None
@@ -320,7 +320,7 @@ def admit(
             if shaped.reason:  # a role cap or compression said why
                 decision.reason, decision.stage = shaped.reason, "represent"
             if apart is not None:
-                decision.reason += f"; {apart}"
+                decision.reason += f"; {apart}"  # (after what the role cap or compression said)
             decision.sentences_removed = removed
             out.decisions[chunk.id] = decision
             continue
@@ -333,7 +333,7 @@ def admit(
         draft = Draft([chunk], shaped.text, rank, span, role=role)
         draft.cost = verbatim if draft.text is text else cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
-            out.decisions[chunk.id] = _no_room(chunk, draft.cost, room, names)
+            out.decisions[chunk.id] = _no_room(chunk, draft.cost, room, names, apart=apart)
             continue
         out.sources.append(draft)
         out.used += draft.cost
@@ -594,12 +594,18 @@ def _cut_members(fresh: Fresh, union: Place, touching: Sequence[Draft], chunk: C
 
 
 def _no_room(
-    chunk: Chunk, needs: int, room: tuple[int, int], names: tuple[str, str], joining: str | None = None
+    chunk: Chunk,
+    needs: int,
+    room: tuple[int, int],
+    names: tuple[str, str],
+    joining: str | None = None,
+    apart: str | None = None,
 ) -> Decision:
     """The decision for a candidate that needs ``needs`` tokens (more, to join the source led
     by ``joining``) with ``room`` = (left, of a budget of) tokens: dropped, unless it is
     CRITICAL, which must be sent or stop the pack (seed 004 drops it silently; Satchel
-    never does)."""
+    never does). ``apart``: why it was not merged with the source of its document it
+    touches (its reason says so too)."""
     left, budget = room
     if chunk.priority == Priority.CRITICAL:
         item, budget_name = names
@@ -614,6 +620,8 @@ def _no_room(
         )
     merging = f"merging into {joining} " if joining else ""
     reason = f"does not fit: {merging}needs {needs} tokens, {left} of {budget} left"
+    if apart is not None:
+        reason += f"; {apart}"
     return Decision("dropped", reason, "admit", left=left)
 
 
