@@ -62,6 +62,8 @@ class Decision:
     compression: dict[str, object] | None = None
     #: the tokens that were left when it was dropped for want of room (see _turns)
     left: int | None = None
+    #: dropped by the source cap (max_sources), which a merge may make room under again
+    at_cap: bool = False
 
 
 class _DocumentSources:
@@ -185,7 +187,7 @@ def admit(
     policy = policy or Policy()
     count = text_tokens
     whole = budget + spent  # the budget the user set, as reasons and errors show it
-    for position, chunk, again in _turns(ranked, out, budget):
+    for position, chunk, again in _turns(ranked, out, budget, max_sources):
         critical = chunk.priority == Priority.CRITICAL
         role = policy.roles.get(chunk.id, "supporting")
         dup = duplicate_of.get(chunk.id)
@@ -207,11 +209,6 @@ def admit(
                 f"distractor filter: score {chunk.score:g} < {policy.min_score_ratio:g} × the best score "
                 f"(min_score_ratio)",
                 "admit",
-            )
-            continue
-        if max_sources is not None and not critical and len(out.sources) >= max_sources:
-            out.decisions[chunk.id] = Decision(
-                "dropped", f"source cap: {max_sources} sources already admitted (max_sources)", "admit"
             )
             continue
         if max_chunk_tokens is not None and not critical:
@@ -272,6 +269,14 @@ def admit(
                         continue
                     if apart is None:
                         continue
+        if max_sources is not None and not critical and len(out.sources) >= max_sources:
+            # (checked once it is known to go as a source of its own: a window that joins
+            # an admitted source of its document adds no source)
+            reason = f"source cap: {max_sources} sources already admitted (max_sources)"
+            out.decisions[chunk.id] = Decision(
+                "dropped", reason + (f"; {apart}" if apart else ""), "admit", at_cap=True
+            )
+            continue
         cap = None if critical or policy.caps is None else policy.caps.get(role)
         if cap == 0:
             out.decisions[chunk.id] = Decision(
@@ -355,25 +360,34 @@ def admit(
     return out
 
 
-def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tuple[int, Chunk, bool]]:
+def _turns(
+    ranked: Sequence[Chunk], out: Admission, budget: int, max_sources: int | None
+) -> Iterator[tuple[int, Chunk, bool]]:
     """Each (position, chunk, False) of ``ranked`` in turn; then, again (True), each one that
-    was dropped for want of room while more is free now, best-ranked first, until none is.
+    was dropped for want of room while more is free now, or by the source cap while there
+    are fewer sources now, best-ranked first, until none is.
 
     A window joining two admitted sources of its document makes them one and frees the
-    tags of the other: a better-ranked chunk skipped for want of those tokens was left
-    out while they stayed free. (Read between turns: a turn's decision is made when the
-    next turn is asked for.) At most as many turns again as there are chunks: a merge in
-    a late turn that frees room for one tried earlier starts another round, and rounds
-    must not make admission quadratic; a chunk left out then says how much was left at
-    its last turn.
+    tags of the other, and a place under max_sources: a better-ranked chunk skipped for
+    want of them was left out while they stayed free. (Read between turns: a turn's
+    decision is made when the next turn is asked for.) At most as many turns again as
+    there are chunks: a merge in a late turn that frees room for one tried earlier starts
+    another round, and rounds must not make admission quadratic; a chunk left out then
+    says how much was left at its last turn.
     """
-    short: dict[int, int] = {}  # position -> tokens left when it was dropped for want of room
+    # position -> tokens left when it was dropped for want of room (None: by the source cap)
+    short: dict[int, int | None] = {}
     turns_left = len(ranked)
 
     def note(position: int, chunk: Chunk) -> None:
         decision = out.decisions.get(chunk.id)
-        if decision is not None and decision.left is not None:
+        if decision is not None and (decision.left is not None or decision.at_cap):
             short[position] = decision.left
+
+    def freed(left: int | None) -> bool:
+        if left is None:
+            return max_sources is not None and len(out.sources) < max_sources
+        return budget - out.used > left
 
     for position, chunk in enumerate(ranked):
         yield position, chunk, False
@@ -382,7 +396,7 @@ def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tup
     while again:
         again = False
         for position in sorted(short):
-            if budget - out.used > short[position] and turns_left:
+            if turns_left and freed(left := short[position]):
                 turns_left -= 1
                 del short[position]
                 again = True
@@ -391,7 +405,8 @@ def _turns(ranked: Sequence[Chunk], out: Admission, budget: int) -> Iterator[tup
                 note(position, chunk)
                 decision = out.decisions[chunk.id]
                 if decision.status == "kept":
-                    decision.reason += "; tried again once merged neighbours freed room"
+                    what = "room" if left is not None else "a place under max_sources"
+                    decision.reason += f"; tried again once merged neighbours freed {what}"
 
 
 def _merge_neighbours(

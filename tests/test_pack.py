@@ -981,3 +981,27 @@ def test_a_chunk_tried_again_never_joins_a_source_led_by_one_ranked_below_it():
             again += 1
             assert a.merged_into is None and "not merged with B, which ranks below it" in a.reason
     assert again
+
+
+def test_a_place_a_merge_frees_under_max_sources_is_offered_to_what_the_cap_dropped():
+    doc = (
+        "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen. "
+        "He received it for his discovery of the remarkable rays that were later named after him. "
+        "The prize was presented in Stockholm at a ceremony held on the tenth of December."
+    )
+    chunks = [
+        {"id": "A1", "text": doc[:80], "doc_id": "d", "start": 0, "end": 80, "score": 0.9},
+        {"id": "A3", "text": doc[90:], "doc_id": "d", "start": 90, "end": len(doc), "score": 0.8},
+        {"id": "X", "text": "Marie Curie shared the 1903 prize with Pierre Curie.", "score": 0.5},
+        {"id": "A2", "text": doc[75:95], "doc_id": "d", "start": 75, "end": 95, "score": 0.1},
+    ]
+    r = satchel.pack(chunks, "Who won the first Nobel Prize in Physics?", max_sources=2)
+    assert r.entry("A2").kept  # joining a source adds none: the cap never dropped it
+    x = r.entry("X")
+    assert x.kept and x.reason == (
+        "admitted; tried again once merged neighbours freed a place under max_sources"
+    )
+    assert r.labels == {"S1": ["A1", "A3", "A2"], "S2": "X"}
+    # without the bridge, the cap holds
+    r = satchel.pack(chunks[:3], "Who won the first Nobel Prize in Physics?", max_sources=2)
+    assert r.entry("X").reason == "source cap: 2 sources already admitted (max_sources)"
