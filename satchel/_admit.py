@@ -14,6 +14,7 @@ same loop serves enclosed sources (``pack``) and bare blocks (``ContextWindow``)
 
 from __future__ import annotations
 
+import heapq
 import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -245,6 +246,14 @@ def admit(
                     # placed at that chunk's rank, after it: it goes as a source of its own,
                     # without the sentences that source sent.
                     apart = f"not merged with {below.lead.id}, which ranks below it"
+                    if ledger is None:  # (nothing would take out the text they share)
+                        out.decisions[chunk.id] = Decision(
+                            "dropped",
+                            f"{apart}; alone it would repeat the text they share "
+                            "(the sentence dedupe is off)",
+                            "represent",
+                        )
+                        continue
                 else:
                     # It joins that source, as part of it, under the source's role (not its
                     # own: a window next to the decisive one is more of the same passage;
@@ -363,50 +372,65 @@ def admit(
 def _turns(
     ranked: Sequence[Chunk], out: Admission, budget: int, max_sources: int | None
 ) -> Iterator[tuple[int, Chunk, bool]]:
-    """Each (position, chunk, False) of ``ranked`` in turn; then, again (True), each one that
-    was dropped for want of room while more is free now, or by the source cap while there
-    are fewer sources now, best-ranked first, until none is.
+    """Each (position, chunk, False) of ``ranked`` in turn, and again (True) each one that was
+    dropped for want of room while more is free now, or by the source cap while there are
+    fewer sources now, best-ranked first.
 
-    A window joining two admitted sources of its document makes them one and frees the
-    tags of the other, and a place under max_sources: a better-ranked chunk skipped for
-    want of them was left out while they stayed free. (Read between turns: a turn's
-    decision is made when the next turn is asked for.) At most as many turns again as
-    there are chunks: a merge in a late turn that frees room for one tried earlier starts
-    another round, and rounds must not make admission quadratic; a chunk left out then
-    says how much was left at its last turn.
+    A window joining two admitted sources of its document makes them one, and frees the
+    tags of the other and a place under max_sources: a better-ranked chunk skipped for
+    want of them was left out while they stayed free. A place under the cap goes at once
+    to the best-ranked chunk the cap dropped (the next in turn would take it otherwise);
+    tokens go, once every chunk had its turn, to each chunk dropped for want of them that
+    they now hold, best-ranked first, and so on while merges free more. (Read between
+    turns: a turn's decision is made when the next turn is asked for.) At most as many
+    turns again as there are chunks: a merge in a late turn that frees room for one tried
+    earlier starts another round, and rounds must not make admission quadratic; a chunk
+    left out then says how much was left at its last turn.
     """
     # position -> tokens left when it was dropped for want of room (None: by the source cap)
     short: dict[int, int | None] = {}
+    capped: list[int] = []  # (a heap) the positions the source cap dropped
     turns_left = len(ranked)
 
     def note(position: int, chunk: Chunk) -> None:
         decision = out.decisions.get(chunk.id)
         if decision is not None and (decision.left is not None or decision.at_cap):
             short[position] = decision.left
+            if decision.at_cap:
+                heapq.heappush(capped, position)
+
+    def under_cap() -> bool:
+        return max_sources is not None and len(out.sources) < max_sources
 
     def freed(left: int | None) -> bool:
-        if left is None:
-            return max_sources is not None and len(out.sources) < max_sources
-        return budget - out.used > left
+        return under_cap() if left is None else budget - out.used > left
+
+    def again(position: int) -> Iterator[tuple[int, Chunk, bool]]:
+        nonlocal turns_left
+        turns_left -= 1
+        left = short.pop(position)
+        chunk = ranked[position]
+        yield position, chunk, True
+        note(position, chunk)
+        decision = out.decisions[chunk.id]
+        if decision.status == "kept":
+            what = "room" if left is not None else "a place under max_sources"
+            decision.reason += f"; tried again once merged neighbours freed {what}"
 
     for position, chunk in enumerate(ranked):
         yield position, chunk, False
         note(position, chunk)
-    again = True
-    while again:
-        again = False
+        while capped and turns_left and under_cap():
+            waiting = heapq.heappop(capped)
+            if short.get(waiting, 0) is None:  # (still dropped by the cap)
+                yield from again(waiting)
+    retried = True
+    while retried:
+        retried = False
         for position in sorted(short):
-            if turns_left and freed(left := short[position]):
-                turns_left -= 1
-                del short[position]
-                again = True
-                chunk = ranked[position]
-                yield position, chunk, True
-                note(position, chunk)
-                decision = out.decisions[chunk.id]
-                if decision.status == "kept":
-                    what = "room" if left is not None else "a place under max_sources"
-                    decision.reason += f"; tried again once merged neighbours freed {what}"
+            if turns_left and position in short and freed(short[position]):
+                retried = True
+                yield from again(position)
 
 
 def _merge_neighbours(

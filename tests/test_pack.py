@@ -1005,3 +1005,59 @@ def test_a_place_a_merge_frees_under_max_sources_is_offered_to_what_the_cap_drop
     # without the bridge, the cap holds
     r = satchel.pack(chunks[:3], "Who won the first Nobel Prize in Physics?", max_sources=2)
     assert r.entry("X").reason == "source cap: 2 sources already admitted (max_sources)"
+
+
+def test_a_place_under_max_sources_goes_to_the_best_ranked_chunk_the_cap_dropped():
+    # A2's merge frees a place while chunks still wait their turn: it goes to C, which the
+    # cap dropped, not to E, the next in turn (ranked, and in a tier, below C)
+    doc = (
+        "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen. "
+        "He received it for his discovery of the remarkable rays that were later named after him. "
+        "The prize was presented in Stockholm at a ceremony held on the tenth of December."
+    )
+    chunks = [
+        {"id": "A1", "text": doc[:80], "doc_id": "d", "start": 0, "end": 80, "score": 0.9},
+        {"id": "A3", "text": doc[90:], "doc_id": "d", "start": 90, "end": len(doc), "score": 0.8},
+        {"id": "C", "text": "Marie Curie shared the 1903 prize with Pierre Curie.", "score": 0.7},
+        {"id": "A2", "text": doc[75:95], "doc_id": "d", "start": 75, "end": 95, "score": 0.3},
+        {"id": "E", "text": "The Nobel Foundation was set up in 1900 in Stockholm.", "score": 0.2},
+    ]
+    for high in (False, True):
+        given = [dict(c, priority="high") if high and c["id"] in ("A1", "A3", "C") else c for c in chunks]
+        r = satchel.pack(given, "Who won the first Nobel Prize in Physics?", max_sources=2)
+        assert r.labels == {"S1": ["A1", "A3", "A2"], "S2": "C"}, high
+        assert r.entry("E").reason == "source cap: 2 sources already admitted (max_sources)"
+
+
+def test_a_chunk_tried_again_apart_without_the_sentence_dedupe_is_dropped():
+    # A (the lamp manual, whole) does not fit at first; B, its last sentence, does. Tried
+    # again once the kettle's windows merge, A would go apart from B's source (ranked below
+    # it), and without the sentence dedupe nothing would take out the text they share.
+    lamp = (
+        "The lamp has three brightness levels. Hold the button for two seconds to switch it off. "
+        "The battery lasts about eight hours at the middle level."
+    )
+    kettle = (
+        "The kettle boils a litre in four minutes. It switches itself off when the water boils. "
+        "Descale it every month in hard water areas."
+    )
+    b, cut = lamp.index("The battery"), kettle.index(" It switches")
+    title = "Kettle KT-200 user manual, chapter 4: everyday use, cleaning, descaling and safety notes"
+    kettle_window = {"doc_id": "kettle", "title": title}
+    chunks = [
+        {"id": "K1", "start": 0, "end": cut, "text": kettle[:cut], "score": 0.9, **kettle_window},
+        {"id": "K3", "start": cut + 10, "end": len(kettle), "text": kettle[cut + 10 :], "score": 0.8}
+        | kettle_window,
+        {"id": "A", "doc_id": "lamp", "start": 0, "end": len(lamp), "text": lamp, "score": 0.7},
+        {"id": "B", "doc_id": "lamp", "start": b, "end": len(lamp), "text": lamp[b:], "score": 0.6},
+        {"id": "K2", "start": cut - 8, "end": cut + 12, "text": kettle[cut - 8 : cut + 12], "score": 0.1}
+        | kettle_window,
+    ]
+    apart = 0
+    for budget in range(60, 400):
+        r = satchel.pack(
+            chunks, "How long does the battery last?", source_budget=budget, dedupe=["neighbours"]
+        )
+        assert r.text.count(lamp[b:]) <= 1, budget
+        apart += "not merged with B, which ranks below it; alone it would repeat" in r.entry("A").reason
+    assert apart
