@@ -239,35 +239,30 @@ def admit(
                         f"not merged with {stale}, which holds other text at the same characters of "
                         f"document {chunk.doc_id!r} (another version of it?)"
                     )
-                elif again and (below := min(touching, key=_RANK)).rank > (
-                    position + 1 if ranks is None else ranks[chunk.id]
-                ):
-                    # Tried again, it would join a source led by a chunk ranked below it, and be
-                    # placed at that chunk's rank, after it: it goes as a source of its own,
-                    # without the sentences that source sent.
-                    apart = f"not merged with {below.lead.id}, which ranks below it"
-                    if ledger is None:  # (nothing would take out the text they share)
-                        out.decisions[chunk.id] = Decision(
-                            "dropped",
-                            f"{apart}; alone it would repeat the text they share "
-                            "(the sentence dedupe is off)",
-                            "represent",
-                        )
-                        continue
                 else:
-                    # It joins that source, as part of it, under the source's role (not its
-                    # own: a window next to the decisive one is more of the same passage;
-                    # dropped by a background cap of 0, it cost the evidence benchmark's
-                    # policy row 1.6 to 2.2 points of answers), within that role's cap; one
-                    # that would take the source over it is sent alone, under its own.
-                    # (the merged text is split for the ledger, and to be counted from
-                    # what it grew from when counts add up)
-                    split = cache if ledger is not None or policy.counts_add_up else None
-                    caps = None if critical else policy.caps
-                    apart = _merge_neighbours(
-                        chunk, sources, run, out, room, cost, count, ledger, names, forget, split, caps
-                    )
-                    if apart is not None and ledger is None:
+                    if again and (below := min(touching, key=_RANK)).rank > (
+                        position + 1 if ranks is None else ranks[chunk.id]
+                    ):
+                        # Tried again, it would join a source led by a chunk ranked below it,
+                        # and be placed at that chunk's rank, after it: it goes as a source of
+                        # its own, without the sentences that source sent.
+                        apart = f"not merged with {below.lead.id}, which ranks below it"
+                    else:
+                        # It joins that source, as part of it, under the source's role (not its
+                        # own: a window next to the decisive one is more of the same passage;
+                        # dropped by a background cap of 0, it cost the evidence benchmark's
+                        # policy row 1.6 to 2.2 points of answers), within that role's cap; one
+                        # that would take the source over it is sent alone, under its own.
+                        # (the merged text is split for the ledger, and to be counted from
+                        # what it grew from when counts add up)
+                        split = cache if ledger is not None or policy.counts_add_up else None
+                        caps = None if critical else policy.caps
+                        apart = _merge_neighbours(
+                            chunk, sources, run, out, room, cost, count, ledger, names, forget, split, caps
+                        )
+                        if apart is None:
+                            continue
+                    if ledger is None:
                         # Alone, nothing would take out the text it shares with the source.
                         out.decisions[chunk.id] = Decision(
                             "dropped",
@@ -275,8 +270,6 @@ def admit(
                             "(the sentence dedupe is off)",
                             "represent",
                         )
-                        continue
-                    if apart is None:
                         continue
         if max_sources is not None and not critical and len(out.sources) >= max_sources:
             # (checked once it is known to go as a source of its own: a window that joins

@@ -983,18 +983,24 @@ def test_a_chunk_tried_again_never_joins_a_source_led_by_one_ranked_below_it():
     assert again
 
 
-def test_a_place_a_merge_frees_under_max_sources_is_offered_to_what_the_cap_dropped():
+def _nobel_windows(bridge_score):
+    """Windows A1 and A3 of one document (ranked first), and A2, which bridges them."""
     doc = (
         "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen. "
         "He received it for his discovery of the remarkable rays that were later named after him. "
         "The prize was presented in Stockholm at a ceremony held on the tenth of December."
     )
-    chunks = [
+    return [
         {"id": "A1", "text": doc[:80], "doc_id": "d", "start": 0, "end": 80, "score": 0.9},
         {"id": "A3", "text": doc[90:], "doc_id": "d", "start": 90, "end": len(doc), "score": 0.8},
-        {"id": "X", "text": "Marie Curie shared the 1903 prize with Pierre Curie.", "score": 0.5},
-        {"id": "A2", "text": doc[75:95], "doc_id": "d", "start": 75, "end": 95, "score": 0.1},
+        {"id": "A2", "text": doc[75:95], "doc_id": "d", "start": 75, "end": 95, "score": bridge_score},
     ]
+
+
+def test_a_place_a_merge_frees_under_max_sources_is_offered_to_what_the_cap_dropped():
+    a1, a3, a2 = _nobel_windows(0.1)
+    x = {"id": "X", "text": "Marie Curie shared the 1903 prize with Pierre Curie.", "score": 0.5}
+    chunks = [a1, a3, x, a2]
     r = satchel.pack(chunks, "Who won the first Nobel Prize in Physics?", max_sources=2)
     assert r.entry("A2").kept  # joining a source adds none: the cap never dropped it
     x = r.entry("X")
@@ -1010,16 +1016,12 @@ def test_a_place_a_merge_frees_under_max_sources_is_offered_to_what_the_cap_drop
 def test_a_place_under_max_sources_goes_to_the_best_ranked_chunk_the_cap_dropped():
     # A2's merge frees a place while chunks still wait their turn: it goes to C, which the
     # cap dropped, not to E, the next in turn (ranked, and in a tier, below C)
-    doc = (
-        "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen. "
-        "He received it for his discovery of the remarkable rays that were later named after him. "
-        "The prize was presented in Stockholm at a ceremony held on the tenth of December."
-    )
+    a1, a3, a2 = _nobel_windows(0.3)
     chunks = [
-        {"id": "A1", "text": doc[:80], "doc_id": "d", "start": 0, "end": 80, "score": 0.9},
-        {"id": "A3", "text": doc[90:], "doc_id": "d", "start": 90, "end": len(doc), "score": 0.8},
+        a1,
+        a3,
         {"id": "C", "text": "Marie Curie shared the 1903 prize with Pierre Curie.", "score": 0.7},
-        {"id": "A2", "text": doc[75:95], "doc_id": "d", "start": 75, "end": 95, "score": 0.3},
+        a2,
         {"id": "E", "text": "The Nobel Foundation was set up in 1900 in Stockholm.", "score": 0.2},
     ]
     for high in (False, True):
