@@ -371,19 +371,20 @@ def _turns(
 
     A window joining two admitted sources of its document makes them one, and frees the
     tags of the other and a place under max_sources: a better-ranked chunk skipped for
-    want of them was left out while they stayed free. A place under the cap goes at once
-    to the best-ranked chunk the cap dropped (the next in turn would take it otherwise);
-    tokens go, once every chunk had its turn, to each chunk dropped for want of them that
-    they now hold, best-ranked first, and so on while merges free more. (Read between
-    turns: a turn's decision is made when the next turn is asked for.) At most as many
-    turns again as there are chunks: a merge in a late turn that frees room for one tried
-    earlier starts another round, and rounds must not make admission quadratic; a chunk
-    left out then says how much was left at its last turn.
+    want of them was left out while they stayed free. What a merge frees goes at once to
+    the best-ranked chunks it now holds, before the next in turn could take it: a place
+    under the cap to the best-ranked chunk the cap dropped, tokens to each chunk dropped
+    for want of them that they now hold. Once every chunk had its turn, all are looked at
+    again, and so on while merges free more. (Read between turns: a turn's decision is
+    made when the next turn is asked for.) Bounded so that admission stays linear: at
+    most as many turns again as there are chunks, and as many looks at waiting chunks
+    during the turns, each sorting of them counted too (past those, freed tokens wait for
+    the end of the turns); a chunk left out then says how much was left at its last turn.
     """
     # position -> tokens left when it was dropped for want of room (None: by the source cap)
     short: dict[int, int | None] = {}
     capped: list[int] = []  # (a heap) the positions the source cap dropped
-    turns_left = len(ranked)
+    turns_left = looks_left = len(ranked)
 
     def note(position: int, chunk: Chunk) -> None:
         decision = out.decisions.get(chunk.id)
@@ -411,12 +412,22 @@ def _turns(
             decision.reason += f"; tried again once merged neighbours freed {what}"
 
     for position, chunk in enumerate(ranked):
+        used = out.used
         yield position, chunk, False
         note(position, chunk)
         while capped and turns_left and under_cap():
             waiting = heapq.heappop(capped)
             if short.get(waiting, 0) is None:  # (still dropped by the cap)
                 yield from again(waiting)
+        if out.used < used and short and looks_left >= len(short):  # a merge freed tokens
+            looks_left -= len(short)  # (what putting them in order costs)
+            for waiting in sorted(short):
+                looks_left -= 1
+                left = short.get(waiting)
+                if turns_left and left is not None and budget - out.used > left:
+                    yield from again(waiting)
+                if looks_left <= 0 or budget - out.used <= 0:
+                    break
     retried = True
     while retried:
         retried = False
