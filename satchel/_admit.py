@@ -190,6 +190,7 @@ def admit(
     whole = budget + spent  # the budget the user set, as reasons and errors show it
     for position, chunk, again in _turns(ranked, out, budget, max_sources):
         critical = chunk.priority == Priority.CRITICAL
+        rank = position + 1 if ranks is None else ranks[chunk.id]  # (where the orders place it)
         role = policy.roles.get(chunk.id, "supporting")
         dup = duplicate_of.get(chunk.id)
         if dup is not None:
@@ -240,9 +241,7 @@ def admit(
                         f"document {chunk.doc_id!r} (another version of it?)"
                     )
                 else:
-                    if again and (below := min(touching, key=_RANK)).rank > (
-                        position + 1 if ranks is None else ranks[chunk.id]
-                    ):
+                    if again and (below := min(touching, key=_RANK)).rank > rank:
                         # Tried again, it would join a source led by a chunk ranked below it,
                         # and be placed at that chunk's rank, after it: it goes as a source of
                         # its own, without the sentences that source sent.
@@ -336,7 +335,6 @@ def admit(
             # still a slice of its document (when the ledger took sentences only from its
             # ends), so a neighbour can join it later
             span = _within(place, fresh.run if fresh is not None else (0, len(text)))
-        rank = position + 1 if ranks is None else ranks[chunk.id]
         draft = Draft([chunk], shaped.text, rank, span, role=role)
         draft.cost = verbatim if draft.text is text else cost(draft.members, draft.text, label)
         if draft.cost > left:  # the parts did not add up exactly; never overshoot
@@ -411,6 +409,24 @@ def _turns(
             what = "room" if left is not None else "a place under max_sources"
             decision.reason += f"; tried again once merged neighbours freed {what}"
 
+    def retried(during: bool) -> Iterator[tuple[int, Chunk, bool]]:
+        """Each chunk waiting, best-ranked first, that what is free now holds, tried again.
+        ``during`` the turns: for tokens only (a place under the cap goes by ``capped``),
+        within the looks left (the sorting counted), and no further once none is free."""
+        nonlocal looks_left
+        if during:
+            if looks_left < len(short):
+                return
+            looks_left -= len(short)
+        for position in sorted(short):
+            left = short[position]
+            if turns_left and (left is not None or not during) and freed(left):
+                yield from again(position)
+            if during:
+                looks_left -= 1
+                if looks_left <= 0 or budget - out.used <= 0:
+                    return
+
     for position, chunk in enumerate(ranked):
         used = out.used
         yield position, chunk, False
@@ -419,22 +435,13 @@ def _turns(
             waiting = heapq.heappop(capped)
             if short.get(waiting, 0) is None:  # (still dropped by the cap)
                 yield from again(waiting)
-        if out.used < used and short and looks_left >= len(short):  # a merge freed tokens
-            looks_left -= len(short)  # (what putting them in order costs)
-            for waiting in sorted(short):
-                looks_left -= 1
-                left = short.get(waiting)
-                if turns_left and left is not None and budget - out.used > left:
-                    yield from again(waiting)
-                if looks_left <= 0 or budget - out.used <= 0:
-                    break
-    retried = True
-    while retried:
-        retried = False
-        for position in sorted(short):
-            if turns_left and position in short and freed(short[position]):
-                retried = True
-                yield from again(position)
+        if out.used < used and short:  # a merge freed tokens
+            yield from retried(during=True)
+    while True:
+        before = turns_left
+        yield from retried(during=False)
+        if turns_left == before:
+            return
 
 
 def _merge_neighbours(
