@@ -49,7 +49,6 @@ from ._represent import Compressor, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
 from ._sentences import SentenceCache
 from ._tokens import (
-    AFTER,
     EstimateTokenizer,
     HuggingFaceTokenizer,
     TiktokenTokenizer,
@@ -474,7 +473,7 @@ class Packer:
         split = count.additive and bool(self._stages & {"exact", "near", "sentences"})
         for chunk in retrieval:
             if not count.additive:  # (counted where it stands: see TokenCounter.inside)
-                yield [AFTER + escape_text(chunk.text) if count.marks_start else escape_text(chunk.text)]
+                yield [count.placed(escape_text(chunk.text))]
                 continue
             # the text and what _cost counts besides it (label 1 stands for all)
             head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)

@@ -421,7 +421,11 @@ class TokenCounter:
         mark: sources that fit were left out, and their costs were overstated."""
         if not self.marks_start:
             return self(text)
-        return self(AFTER + text) - self(AFTER)
+        return self(self.placed(text)) - self(AFTER)
+
+    def placed(self, text: str) -> str:
+        """What :meth:`inside` counts for ``text`` (the text to prefetch in its place)."""
+        return AFTER + text if self.marks_start else text
 
     def knows(self, text: str) -> bool:
         """Whether ``text`` has been counted already."""
