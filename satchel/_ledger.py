@@ -354,16 +354,18 @@ class _Edges:
     def _edge(self, text: str, size: int) -> str:
         return text[-size:] if self._at_end else text[:size]
 
+    def _put(self, sentence: str, size: int) -> str:
+        """Index ``sentence`` by its edge of ``size`` characters; returns that edge."""
+        edge = self._edge(sentence, size)
+        self._buckets.setdefault(edge, {})[sentence] = None
+        return edge
+
     def add(self, sentence: str) -> None:
         """Index ``sentence`` (longer than _EDGE) by its edge, and by the longer edges of the
         crowded ones it has."""
         size = _EDGE
-        while True:
-            edge = self._edge(sentence, size)
-            self._buckets.setdefault(edge, {})[sentence] = None
+        while self._put(sentence, size) in self._split and len(sentence) > 2 * size:
             size *= 2
-            if edge not in self._split or len(sentence) <= size:
-                return
 
     def holding(self, piece: str) -> Iterable[str]:
         """The sent sentences (in the order sent) that may hold ``piece`` at their edge: every
@@ -376,7 +378,7 @@ class _Edges:
                 self._split.add(edge)
                 for sentence in bucket:
                     if len(sentence) > 2 * size:
-                        self._buckets.setdefault(self._edge(sentence, 2 * size), {})[sentence] = None
+                        self._put(sentence, 2 * size)
             size *= 2
             edge = self._edge(piece, size)
             bucket = self._buckets.get(edge, {})
