@@ -423,6 +423,26 @@ def test_neighbours_that_disagree_on_their_shared_characters_are_not_merged():
     assert r.entry("c").kept and [len(s.ids) for s in r.sources] == [2, 1]  # (b still joins a)
 
 
+def test_a_version_dropped_for_want_of_room_says_why_it_was_not_merged():
+    # Dropped "does not fit", b still says it was kept apart from a (another version at the
+    # same characters), whether the budget was already full (the early check) or not.
+    a = {"id": "a", "doc_id": "d", "start": 0, "end": 30, "text": "The fee is $5 for all members."}
+    b = {"id": "b", "doc_id": "d", "start": 20, "end": 50, "text": "XXXXXXXXXX refunds take 9 days"}
+    full = satchel.pack([a], "q?").tokens.sources
+    lefts = set()
+    for source_budget in range(full, full + 25):
+        r = satchel.pack([a, b], "q?", source_budget=source_budget)
+        if r.entry("b").kept:
+            break
+        assert r.entry("a").kept and r.entry("b").reason.startswith("does not fit")
+        assert r.entry("b").reason.endswith(
+            "; not merged with a, which holds other text at the same characters of document 'd' "
+            "(another version of it?)"
+        )
+        lefts.add(int(r.entry("b").reason.split(" of ")[0].rsplit(" ", 1)[1]))
+    assert 0 in lefts and max(lefts) > 5  # both the full budget and a room too small
+
+
 def test_windows_of_one_document_far_apart_merge_rather_than_count_as_near_duplicates():
     # Long windows shifted by more words than a shifted copy is looked for: similar
     # enough to be near-duplicates by their words, but the offsets say they are one
