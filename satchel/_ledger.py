@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -120,6 +121,25 @@ def _keep_answered(
             seen[k] = None
 
 
+#: Markdown that means something only where it opens a line: a code fence, a heading, a list
+#: item, a table row or a quote
+_OPENS_BLOCK = re.compile(r"(?:`{3}|~{3}|#{1,6}[ \t]|[-*+•>][ \t]|\d{1,3}[.)][ \t]|\|)")
+
+
+def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
+    """Keep (set ``seen`` to None) each sentence already sent that stands, on its line, before
+    one kept that opens with Markdown of a line's start ("。```python", ". # of users"): with
+    it gone, the kept one would open the text or a line of its own, and read as a code
+    fence, a heading or a list item it never was. (From the last sentence back: a sentence
+    kept so may open a run itself.)"""
+    for k in range(len(seen) - 1, 0, -1):
+        if seen[k - 1] and not seen[k] and _OPENS_BLOCK.match(_sentence(text, split, k)):
+            start = split.spans[k][0]
+            line = text.rfind("\n", 0, start) + 1
+            if text[line:start].strip(" \t"):  # (one that opened its line there opens it here too)
+                seen[k - 1] = None
+
+
 def _says_nothing_alone(text: str, answers: set[str]) -> bool:
     """Whether ``text``, what is left of a text that holds no sentence long enough to be a
     repeat, says nothing alone: each of its pieces is a heading (it labels what went), the
@@ -199,6 +219,9 @@ class Ledger:
         if not (answers.isdisjoint(split.normal) and questions.isdisjoint(split.normal)):
             _keep_answered(split.normal, seen, answers, questions)
         if not any(seen):  # every sentence sent before stays (for its context): the text as it came
+            return Fresh(text, (), split.keys)
+        _keep_line_opening(text, split, seen)
+        if not any(seen):
             return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty
         normal = list(itertools.compress(split.normal, keep))

@@ -954,6 +954,34 @@ def test_a_heading_is_no_repeat_and_stays_on_its_own_line():
     assert [s.text for s in r.sources] == [a, "## Pricing\nAnnual plans cost $29.99 per year."]
 
 
+@pytest.mark.parametrize(
+    ("sent", "rest"),
+    [
+        # after a Chinese full stop anything may start a sentence: a fence, an item, a row
+        ("这是第一个很长的句子内容。", "```python 这不是代码块的开始。\n下一行的文字也很长。"),
+        ("这是第一个很长的句子内容。", "- 第二项的内容也写得很长。"),
+        ("这是第一个很长的句子内容。", "| 第二项 | 内容 |"),
+        ("The company was founded in Ohio in 1990. ", "# of users grew to five million."),
+    ],
+)
+def test_a_sentence_sent_stays_before_one_that_would_open_a_line_as_markdown(sent, rest):
+    # Without the sentence before it, the kept one would open the text: a code fence, a
+    # list item, a table row or a heading it never was. The sentence sent stays (it
+    # repeats; the text keeps its meaning).
+    a = {"id": "a", "text": sent.strip() + " The plant closed in 2001."}
+    r = satchel.pack([a, {"id": "b", "text": sent + rest}], "q?")
+    assert [s.text for s in r.sources] == [a["text"], sent + rest]
+    assert r.entry("b").reason == "admitted"
+
+
+def test_markdown_that_opened_its_own_line_loses_the_sentence_sent_before_it():
+    sent = "这是第一个很长的句子内容。"
+    a = {"id": "a", "text": sent + "这里还有别的句子。"}
+    for rest in ("```python\nprint(1)\n```", "- 第二项的内容也写得很长。", "| 第二项 | 内容 |"):
+        r = satchel.pack([a, {"id": "b", "text": sent + "\n" + rest}], "q?")
+        assert [s.text for s in r.sources] == [a["text"], rest]
+
+
 def test_a_short_answer_keeps_the_sentence_it_answers():
     # "No." alone says nothing, and sent without its question it said the opposite of what
     # the other source says: the question goes with it, though it was sent before.
