@@ -15,7 +15,6 @@ import math
 import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from ._errors import InputError
@@ -57,8 +56,36 @@ _FIELDS = (
     "metadata",
 )
 _FIELD_NAMES = frozenset(_FIELDS)
+
+
+class _Metadata(dict[str, Any]):
+    """A chunk's metadata: a dict that cannot be changed (the chunk is a frozen value).
+
+    A dict, not a read-only view of one, so that a chunk pickles (to a worker process),
+    deep-copies and goes through ``dataclasses.asdict`` like any other value.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "a chunk's metadata cannot be changed (a Chunk is a frozen value); build a new chunk "
+            "with dataclasses.replace(chunk, metadata={...})"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (pickle's default for a dict subclass fills it item by item, which it refuses)
+        return (type(self), (dict(self),))
+
+    def __copy__(self) -> _Metadata:
+        return self  # (it cannot change: a copy would be the same)
+
+
 #: the metadata of every chunk without any (read-only, so one can be shared)
-_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+_NO_METADATA: Mapping[str, Any] = _Metadata()
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +284,8 @@ def _check(chunk: Chunk) -> None:
     for key, value in chunk.metadata.items():
         for part in _strings_in((key, value)):
             check_utf8(part, f"candidate {cid!r}: metadata {key!r}")
-    set_(chunk, "metadata", MappingProxyType(dict(chunk.metadata)) if chunk.metadata else _NO_METADATA)
+    if type(chunk.metadata) is not _Metadata:  # (one already read-only is shared, not copied)
+        set_(chunk, "metadata", _Metadata(chunk.metadata) if chunk.metadata else _NO_METADATA)
 
 
 def _strings_in(value: Any) -> Iterator[str]:

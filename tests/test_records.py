@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 
@@ -45,6 +46,30 @@ def test_chunks_are_hashable_whatever_their_metadata():
     a, b, c = (Chunk("a", "x", metadata={"k": [n]}) for n in (1, 1, 2))
     assert hash(a) == hash(b) and a == b and a != c
     assert len({a, b, c}) == 2 and {a: "first"}[b] == "first"
+
+
+def test_chunks_pickle_deep_copy_and_go_through_asdict():
+    # (a worker process gets its chunks pickled; a read-only view of a dict cannot be)
+    chunk = Chunk("a", "x", title="T", metadata={"k": [1, 2], "region": "EU"})
+    for copied in (pickle.loads(pickle.dumps(chunk)), copy.deepcopy(chunk)):
+        assert copied == chunk and type(copied.metadata) is type(chunk.metadata)
+    assert pickle.loads(pickle.dumps(Chunk("b", "y"))).metadata == {}
+    assert dataclasses.asdict(chunk)["metadata"] == {"k": [1, 2], "region": "EU"}
+    # its metadata still cannot be changed, in any way a dict can
+    for change in (
+        lambda m: m.__setitem__("z", 1),
+        lambda m: m.__delitem__("k"),
+        lambda m: m.update(z=1),
+        lambda m: m.pop("k"),
+        lambda m: m.popitem(),
+        lambda m: m.setdefault("z", 1),
+        lambda m: m.clear(),
+        lambda m: m.__ior__({"z": 1}),
+    ):
+        with pytest.raises(TypeError, match=r"dataclasses.replace\(chunk, metadata="):
+            change(chunk.metadata)
+    assert chunk.metadata == {"k": [1, 2], "region": "EU"}
+    assert dataclasses.replace(chunk, text="y").metadata is chunk.metadata  # (shared, not copied)
 
 
 def test_pack_hands_out_frozen_records():
