@@ -74,6 +74,31 @@ def test_models_pick_their_encoding_and_window():
     assert satchel.get_model("gpt-4").context_window == 8192
 
 
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [
+        # snapshots whose window is not their family's (by the prefix alone, the first two
+        # got 16,385 tokens of a window of 4,096: a prompt that overflows)
+        ("gpt-3.5-turbo-0613", 4_096),
+        ("gpt-3.5-turbo-0301", 4_096),
+        ("gpt-3.5-turbo-instruct", 4_096),
+        ("gpt-3.5-turbo-16k-0613", 16_385),
+        ("gpt-3.5-turbo-0125", 16_385),
+        ("gpt-4-0613", 8_192),
+        ("gpt-4-32k-0613", 32_768),
+        ("gpt-4-1106-preview", 128_000),
+        ("gpt-4-turbo-2024-04-09", 128_000),
+    ],
+)
+def test_dated_snapshots_get_their_own_window(model, window):
+    assert satchel.get_model(model).context_window == window
+    chunks = [
+        {"id": f"c{i}", "text": f"Fact {i}: the lamp model {i} blinks blue when ready."} for i in range(900)
+    ]
+    r = satchel.pack(chunks, "Which lamp blinks?", model=model, reserve_answer=500)
+    assert r.tokens.prompt + 500 <= window
+
+
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 def test_openai_models_charge_each_message_its_three_special_tokens_and_its_role(name):
     # OpenAI's counting guide: 3 per message plus the encoded role, and 3 to prime the reply.
