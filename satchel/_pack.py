@@ -733,7 +733,7 @@ class Packer:
         if not chunk.metadata and chunk.title is None and chunk.section is None and chunk.updated is None:
             return []  # nothing to show (asked for every source several times per pack)
         fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
-        return attributes(fields, self.metadata)
+        return attributes(fields, self.metadata, chunk.id)
 
     def _enclosure(
         self, members: Sequence[Chunk], text: str, label: int, tags: _Tags

@@ -65,7 +65,12 @@ _UNESCAPES = {
     "&#9;": "\t",
     "&#44;": ",",
 }
-_ENTITY = re.compile("&(?:amp|lt|gt|quot|#10|#13|#9|#44);")
+#: the other characters that break a line (as str.splitlines reads one), escaped in an
+#: attribute value as the line feed is: an open tag stays on one line
+_LINE_BREAKS = {c: f"&#{ord(c)};" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+_UNESCAPES.update({ref: c for c, ref in _LINE_BREAKS.items()})
+_ENTITY = re.compile("&(?:amp|lt|gt|quot|#(?:10|13|9|44|11|12|28|29|30|133|8232|8233));")
+_BREAKS_LINE = str.maketrans({"\n": "&#10;", "\r": "&#13;", "\t": "&#9;", **_LINE_BREAKS})
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
@@ -85,8 +90,8 @@ def escape_attr(value: str) -> str:
     """Escape an attribute value so it cannot leave its quotes, open a tag, or start a line
     of its own (an open tag stays on one line)."""
     value = escape_text(value).replace('"', "&quot;")
-    if "\n" in value or "\r" in value or "\t" in value:
-        value = value.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    if not value.isprintable():  # (a flag check in C: every line break and tab is unprintable)
+        value = value.translate(_BREAKS_LINE)
     return value
 
 
@@ -148,33 +153,86 @@ def check_metadata_fields(fields: Sequence[str]) -> tuple[str, ...]:
     return out
 
 
-def attributes(chunk_fields: Mapping[str, Any], fields: Sequence[str]) -> list[tuple[str, str]]:
+def attributes(
+    chunk_fields: Mapping[str, Any], fields: Sequence[str], owner: str = "?"
+) -> list[tuple[str, str]]:
     """The (name, value) attributes shown for one source, in the configured order; a field
-    with no value (None, NaN, blank) is left out."""
+    with no value (None, NaN, blank) is left out. ``owner``: the chunk's id, for errors."""
     out = []
     for name in fields:
-        value = attribute_value(chunk_fields.get(name))
+        try:
+            value = attribute_value(chunk_fields.get(name))
+        except _Unshowable as exc:
+            raise InputError(f"candidate {owner!r}: metadata {name!r} {exc}") from None
         if value:
             out.append((name, value))
     return out
 
 
+#: how deep lists and dicts inside a metadata value may nest to be shown
+MAX_NESTING = 64
+
+
+class _Unshowable(Exception):
+    """A metadata value no attribute can show (see attribute_value)."""
+
+
 def attribute_value(value: Any) -> str:
-    """A metadata value as an attribute shows it: text as it is, true/false, numbers, and
-    lists as items joined by ", " (empty when there is no value: None, NaN or blank)."""
+    """A metadata value as an attribute shows it: text as it is, true/false, numbers, lists
+    as items joined by ", ", sets the same with their items sorted, dicts as JSON with
+    sorted keys (empty when there is no value: None, NaN or blank). The same value shows
+    the same in every process (a set's own order changes with the hash seed)."""
+    return _shown(value, [])
+
+
+def _shown(value: Any, path: list[int]) -> str:
+    """attribute_value, inside the containers ``path`` (their ids) holds."""
     if isinstance(value, str):
         return value if value.strip() else ""
     if value is None or (isinstance(value, float) and math.isnan(value)):  # (a dataframe's gap)
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(filter(None, map(attribute_value, value)))
-    if isinstance(value, Mapping):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
-    return str(value)
+    if isinstance(value, Mapping):
+        return json.dumps(_as_json(value, path), ensure_ascii=False, sort_keys=True)
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        return str(value)
+    _enter(value, path)
+    try:
+        items = [_shown(item, path) for item in value]
+        return ", ".join(filter(None, sorted(items) if isinstance(value, (set, frozenset)) else items))
+    finally:
+        path.pop()
+
+
+def _enter(container: Any, path: list[int]) -> None:
+    """Step into ``container``, refusing a value that holds itself or nests too deep."""
+    if id(container) in path:
+        raise _Unshowable("holds itself (a list or dict inside itself); pass a copy without the loop")
+    if len(path) >= MAX_NESTING:
+        raise _Unshowable(f"nests lists or dicts deeper than {MAX_NESTING} levels; flatten it")
+    path.append(id(container))
+
+
+def _as_json(value: Any, path: list[int]) -> Any:
+    """``value`` (inside a dict shown as JSON) as json.dumps can write it the same way
+    every time: keys as text, sets as sorted lists, what JSON has no type for as text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if not isinstance(value, (list, tuple, set, frozenset, Mapping)):
+        return str(value)
+    _enter(value, path)
+    try:
+        if isinstance(value, Mapping):
+            return {str(key): _as_json(item, path) for key, item in value.items()}
+        items = [_as_json(item, path) for item in value]
+        if isinstance(value, (set, frozenset)):
+            items.sort(key=lambda item: json.dumps(item, ensure_ascii=False, sort_keys=True))
+        return items
+    finally:
+        path.pop()
 
 
 def open_tag(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:

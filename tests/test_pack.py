@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -686,6 +690,59 @@ def test_attribute_values_stay_on_the_tag_line_and_read_back():
     assert satchel.unescape("a&#44; b") == "a, b" and r.labels == {"S1": "a, b"}
     shown = tag.split('title="')[1].split('"')[0]
     assert satchel.unescape(shown) == dict(r.sources[0].attributes)["title"] == chunk["title"]
+
+
+def test_every_line_break_in_an_attribute_value_is_escaped_and_read_back():
+    # (str.splitlines breaks a line at each of these too: the tag stayed one line only for "\n")
+    title = "One\u2028Two\u2029Three\x85Four\x0bFive\x0cSix\x1cSeven\x1dEight\x1eNine\r\nTen"
+    r = satchel.pack([{"id": "a", "text": "Refunds take 5 days.", "title": title}], "q?")
+    tag = r.messages[-1]["content"].split("\n")[1]
+    assert len(tag.splitlines()) == 1 and tag.endswith('">')
+    assert satchel.unescape(tag.split('title="')[1].split('"')[0]) == title
+    assert dict(r.sources[0].attributes)["title"] == title
+
+
+def test_set_and_dict_metadata_show_the_same_in_every_process():
+    # (a set's own order follows the hash seed, which differs between processes)
+    code = (
+        "import satchel; print(satchel.pack([{'id': 'a', 'text': 'Plus costs $3.99.', "
+        "'type': {'article', 'ticket', 'faq', 'guide'}, 'region': {'k': {'EU', 'US', 'UK'}, 2: 3}}], "
+        "'q?').messages[-1]['content'].split(chr(10))[1])"
+    )
+    tags = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(4)
+    }
+    assert tags == {
+        '<source_1 id="S1" chunk="a" type="article, faq, guide, ticket" '
+        'region="{&quot;2&quot;: 3, &quot;k&quot;: [&quot;EU&quot;, &quot;UK&quot;, &quot;US&quot;]}">\n'
+    }
+
+
+def test_metadata_that_holds_itself_or_nests_too_deep_is_refused_by_name():
+    loop: list[object] = [1]
+    loop.append(loop)
+    itself: dict[str, object] = {}
+    itself["self"] = itself
+    deep: object = 1
+    for _ in range(500):
+        deep = [deep]
+    for value, message in (
+        (loop, "candidate 'a': metadata 'region' holds itself"),
+        (itself, "candidate 'a': metadata 'region' holds itself"),
+        (deep, "candidate 'a': metadata 'region' nests lists or dicts deeper than 64 levels; flatten it"),
+    ):
+        with pytest.raises(satchel.PackError, match=re.escape(message)):
+            satchel.pack([{"id": "a", "text": "x", "region": value}], "q?")
+    shared = ["EU"]  # (one list twice is no loop)
+    r = satchel.pack([{"id": "a", "text": "x", "region": [shared, shared]}], "q?")
+    assert dict(r.sources[0].attributes)["region"] == "EU, EU"
 
 
 @pytest.mark.parametrize("seed", range(4))
