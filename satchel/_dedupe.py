@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._sentences import (
+    _ENDS_SENTENCE,
     _PUNCT,
     _UNSPACED,
     SentenceCache,
@@ -79,7 +80,8 @@ NUMBER_WORD_PATTERN = (
     r"ninety|hundred|thousand|million|billion|trillion|dozen|half|quarter|once|twice|thrice|"
     r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
     r"(?:thir|four|fif|six|seven|eigh|nine)teenth|(?:twen|thir|for|fif|six|seven|eigh|nine)tieth|"
-    r"hundredth|thousandth|millionth|billionth)\b"
+    r"hundredth|thousandth|millionth|billionth|tens|dozens|hundreds|thousands|millions|billions|"
+    r"trillions)\b"
 )
 _NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
 #: a capitalised word inside a sentence (after a word or a comma and a space): a name
@@ -150,7 +152,8 @@ _DECISIVE = frozenset(
     meter meters metre metres ml liter liters litre litres gallon gallons second seconds minute
     minutes hour hours day days week weeks month months year years decade decades century
     centuries percent usd eur gbp dollars euros pounds cents mph kb mb gb tb kw mw volts hz khz
-    mhz ghz celsius fahrenheit
+    mhz ghz celsius fahrenheit tsp tbsp teaspoon teaspoons tablespoon tablespoons cup cups pint
+    pints quart quarts
     north south east west northern southern eastern western northeast northwest southeast
     southwest left right
     free paid included excluded includes excludes including excluding approved rejected accepted
@@ -175,6 +178,63 @@ def _is_detail(word: str) -> bool:
         for part in _JOINED.split(core)
         if part
     )
+
+
+#: Words that may stand for one another without changing what a text says ("a" / "the",
+#: "this" / "that"): swapped, they are an edit. Any other word replaced by one not spelled
+#: alike ("increased" / "decreased", "son" / "daughter", "redis" / "memcached") changes it.
+_INTERCHANGEABLE = frozenset("a an the this that these those which who and &".split())
+#: How alike two words' letters must be (difflib's ratio) to be one word spelled two ways
+#: ("colour" / "color", "organise" / "organize", "recieve" / "receive", "member" / "members")
+_SPELLED_ALIKE = 0.8
+
+
+#: what may join or part two words without changing them (see _replaced)
+_GLUE = re.compile(r"[\W_]+")
+#: what a contraction stands for besides the word it shortens ("it's" / "it is", "we'll" /
+#: "we will"); "n't" is a negation, judged as one
+_CONTRACTED = frozenset("is are am has have had will would shall us".split())
+
+
+def _replaced(left: Sequence[str], right: Sequence[str]) -> bool:
+    """Whether words of one side were replaced by other words on the other: each side holds
+    a word (but those of _INTERCHANGEABLE) spelled like none of the other's. Words only
+    added or taken out, spelled another way, or contracted ("it is" / "it's") are edits."""
+    if _GLUE.sub("", "".join(left)).lower() == _GLUE.sub("", "".join(right)).lower():
+        return False  # the same words spaced or stopped another way ("series. The" / "series.The")
+    mine, short_mine = _content_words(left)
+    theirs, short_theirs = _content_words(right)
+    if short_theirs:
+        mine = [w for w in mine if w not in _CONTRACTED]
+    if short_mine:
+        theirs = [w for w in theirs if w not in _CONTRACTED]
+    if not (mine and theirs):
+        return False
+    return any(not any(_spelled_alike(w, t) for t in theirs) for w in mine) and any(
+        not any(_spelled_alike(t, w) for w in mine) for t in theirs
+    )
+
+
+def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
+    """The words of one side as _replaced compares them (a contraction as the word it
+    shortens), and whether one was contracted."""
+    out, contracted = [], False
+    for word in words:
+        plain = word.strip(_PUNCT).lower().replace("’", "'")
+        if "'" in plain and not plain.endswith("n't"):
+            plain, contracted = plain.partition("'")[0], True
+        if plain and plain not in _INTERCHANGEABLE:
+            out.append(plain)
+    return out, contracted
+
+
+def _spelled_alike(a: str, b: str) -> bool:
+    """Whether two lower-case words are one word spelled two ways (see _SPELLED_ALIKE)."""
+    if a == b:
+        return True
+    if 2 * min(len(a), len(b)) < _SPELLED_ALIKE * (len(a) + len(b)):
+        return False  # (the ratio cannot reach it: spares difflib most pairs)
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= _SPELLED_ALIKE
 
 
 def _is_figure(word: str) -> bool:
@@ -276,12 +336,15 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
 
     ``"detail"``: a number, date, negation or name replaced, added or removed
     inside ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says
-    Brian"), or replaced by another at an end ("The price is $2.99" / "$3.99").
+    Brian"), or replaced by another at an end ("The price is $2.99" / "$3.99"); or
+    any word replaced by one not spelled alike ("increased" / "decreased", "of
+    delivery" / "of purchase"): what the text says changed.
     ``"surroundings"``: an end differs by more than a few words (one passage
     inside two different surroundings): the two are neither duplicates nor in
     conflict, and the sentence ledger sends what the second adds. A window
-    shifted along its document, or words added or removed at an end, are not
-    differences. ``words`` keeps each text's plain words for the next comparison.
+    shifted along its document, words added or removed at an end, and words
+    spelled or contracted another way ("colour" / "color", "it is" / "it's") or
+    articles swapped are not differences. ``words`` keeps each text's plain words for the next comparison.
     """
     words = {} if words is None else words
     if _offset(_plain_words(a, words), _plain_words(b, words)) is not None:
@@ -316,7 +379,9 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             and 0 < apart[0]
             and apart[-1] < len(left) - 1
             and all(b - a > 2 for a, b in itertools.pairwise(apart))  # (shared words between)
-            and any(_is_detail(left[k]) or _is_detail(right[k]) for k in apart)
+            and any(
+                _is_detail(left[k]) or _is_detail(right[k]) or _replaced([left[k]], [right[k]]) for k in apart
+            )
         ):
             return "detail"
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
@@ -342,7 +407,10 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             elif max(own_left, own_right) > _DETAIL_WORDS:
                 # A few words against many: a short shared word between them ("the")
                 # aligned them by chance, so the end is judged whole, as one end.
-                judged = _judge_end(left[end[0][1] : end[-1][2]], right[end[0][3] : end[-1][4]], start)
+                i1 = end[0][1]
+                judged = _judge_end(
+                    left[i1 : end[-1][2]], right[end[0][3] : end[-1][4]], start, left[i1 - 1 : i1]
+                )
                 if judged == "detail":
                     return judged
                 found = judged or found
@@ -351,7 +419,7 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             ops = [op for op in ops if op not in end]
     for _, i1, i2, j1, j2 in ops:
         if (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right)):  # at an end
-            judged = _judge_end(left[i1:i2], right[j1:j2], start=i1 == 0 and j1 == 0)
+            judged = _judge_end(left[i1:i2], right[j1:j2], i1 == 0 and j1 == 0, left[i1 - 1 : i1])
             if judged == "detail":
                 return judged
             found = judged or found
@@ -359,6 +427,7 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             any(map(_is_detail, left[i1:i2]))
             or any(map(_is_detail, right[j1:j2]))
             or _negated(left[i1:i2], right[j1:j2])
+            or _replaced(left[i1:i2], right[j1:j2])
         ):
             return "detail"
     return found
@@ -393,24 +462,35 @@ def _punctuation_apart(left: list[str], right: list[str]) -> bool:
     return _CJK_PUNCTUATION.sub("", joined_left) == _CJK_PUNCTUATION.sub("", joined_right)
 
 
-def _judge_end(left: list[str], right: list[str], start: bool) -> str | None:
+def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[str] = ()) -> str | None:
     """How two texts differ at one end (``start``: before what they share; else after it).
 
     Words only one of them has there are no difference. A few words against a
-    few are a changed detail with a detail on both sides, or a negation on one
-    ("is refundable." / "is non-refundable.", "can" / "cannot": as inside a text,
-    a negation changed is never a mere edit). A few words against many are one
-    too if a number or negation meets the shared words on both sides ("costs
-    $2.99" / "costs $3.99 plus tax"; a capitalised word is too common where a
-    window was cut to count there), or a word there is the other's negated. Many
-    against many are other surroundings.
+    few are a changed detail with a detail on either side ("He won" / "Einstein
+    won", "is unchanged." / "is $3.99."), a negation on one ("is refundable." /
+    "is non-refundable.", "can" / "cannot": as inside a text, a negation changed
+    is never a mere edit), or a word replaced (see _replaced); but where a
+    sentence ends between them and what the texts share (``before``: the word
+    before an end), they are pieces of other sentences a window cut ("... Walters.
+    To" / "... Walters. In"), and a changed detail only with a detail on both sides.
+    A few words against many are one too if a number or negation meets the shared
+    words on both sides ("costs $2.99" / "costs $3.99 plus tax"; a capitalised word
+    is too common where a window was cut to count there), or a word there is the
+    other's negated. Many against many are other surroundings.
     """
     if not left or not right:
         return None
     if max(len(left), len(right)) <= _DETAIL_WORDS:
         if _negated(left, right) or any(map(_is_negation, left)) != any(map(_is_negation, right)):
             return "detail"  # "is refundable." / "is non-refundable.", "can renew." / "cannot renew."
-        return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
+        ends = _ENDS_SENTENCE.search
+        if ends(left[-1]) and ends(right[-1]) if start else bool(before) and ends(before[-1]):
+            # pieces of other sentences (a capital there opens a sentence, names nothing)
+            return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
+        # (a detail on one side is enough: "He won ..." / "Einstein won ...", "... is
+        # unchanged." / "... is $3.99.")
+        changed = any(map(_is_detail, left)) or any(map(_is_detail, right)) or _replaced(left, right)
+        return "detail" if changed else None
     if min(len(left), len(right)) > _DETAIL_WORDS:
         return "surroundings"
     near_left = left[-_DETAIL_WORDS:] if start else left[:_DETAIL_WORDS]

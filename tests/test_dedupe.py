@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import string
@@ -44,13 +45,35 @@ def differs_in_details(a, b):
         ("It is ready. Then open the app.", "It is ready.  Then open the app!", False),
         ("The price is $2.99", "The price is $3.99", True),
         ("It costs $2.99", "It costs $3.99 plus tax and shipping", True),
-        ("The price is $2.99", "The price is unknown", False),
+        # a detail at an end against any other word: the two say different things
+        ("The price is $2.99", "The price is unknown", True),
+        (
+            "He won the prize in 1921 for his work on light.",
+            "Einstein won the prize in 1921 for his work on light.",
+            True,
+        ),
         # numbers in words, and words turned around by a prefix
         ("Returns are accepted for thirty days.", "Returns are accepted for fourteen days.", True),
         ("Returns are accepted for twenty-one days.", "Returns are accepted for twenty-two days.", True),
         ("The lamp is available in every store.", "The lamp is unavailable in every store.", True),
         ("Shipping is free for members here.", "Shipping is free for non-members here.", True),
-        ("Returns are accepted within the month.", "Returns are accepted after the month.", False),
+        # any word replaced by another not spelled alike changes what a text says
+        ("Returns are accepted within the month.", "Returns are accepted after the month.", True),
+        (
+            "Revenue increased sharply in the last quarter.",
+            "Revenue decreased sharply in the last quarter.",
+            True,
+        ),
+        ("The flood displaced hundreds of residents.", "The flood displaced thousands of residents.", True),
+        ("Add 1 tbsp of salt to the water.", "Add 1 tsp of salt to the water.", True),
+        # but words spelled another way, contracted, or articles swapped, are edits
+        (
+            "The colour of the lamp can be changed in the app.",
+            "The color of the lamp can be changed in the app.",
+            False,
+        ),
+        ("Returns are accepted if it is unused.", "Returns are accepted if it's unused.", False),
+        ("Press the button on the base of the lamp.", "Press a button on the base of the lamp.", False),
         # a negation changed at either end, as inside
         (
             "The warranty covers the first owner and is refundable.",
@@ -157,7 +180,11 @@ def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
     rng = random.Random(1)
     vocab = ["".join(rng.choice(string.ascii_lowercase) for _ in range(5)) for _ in range(300)]
     base = " ".join(rng.choice(vocab) for _ in range(180))
-    texts = [f"{base} {' '.join(rng.choice(vocab) for _ in range(4))}." for _ in range(300)]
+    words = base.split()
+    # (each copy without two of the words, three or more apart: every pair differs in words
+    # taken out, an edit)
+    cuts = rng.sample(list(itertools.combinations(range(0, 180, 3), 2)), 300)  # (no two alike)
+    texts = [" ".join(w for k, w in enumerate(words) if k not in cut) for cut in cuts]
     report = find_duplicates(texts)
     assert set(report.duplicate_of) == set(range(1, 300))
     assert {j for j, _ in report.duplicate_of.values()} == {0}
@@ -512,7 +539,7 @@ def test_a_long_text_of_short_sentences_still_finds_its_near_copy():
     letters = "bcdfjkmpqvxyz"
     items = [f"But b{a}{b}." for a in letters for b in letters[:6]]  # "But bbc. But bbd. ..."
     names = " ".join(items)
-    copy = names.replace("But bmd.", "But bmf.")
+    copy = names.replace("But bmd. ", "")
     found = find_duplicates([names, copy])
     assert found.duplicate_of == {1: (0, found.duplicate_of[1][1])}
 
@@ -530,11 +557,11 @@ def test_texts_that_differ_in_a_negation_at_their_end_are_both_kept_as_conflicti
 
 
 def test_a_near_duplicate_is_never_reported_as_an_exact_copy():
-    # "new" for "old", inside shingles the sketch does not sample: similarity 1.0 on what
+    # "a" for "the", inside shingles the sketch does not sample: similarity 1.0 on what
     # is compared, but the texts differ; "exact copy" is for the same text only.
     filler = " ".join(f"bright cats jump quickly over lazy dogs{k}" for k in range(10))
     a = f"They lived in the new house near the river. {filler}."
-    b = a.replace("in the new house", "in the old house")
+    b = a.replace("in the new house", "in a new house")
     for dedupe in (True, ["near"]):
         reason = (
             satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?", dedupe=dedupe)
@@ -577,8 +604,8 @@ def test_short_texts_that_differ_in_a_name_are_found_as_conflicting():
 
 
 def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
-    # Every 40th word of a 1,000-word text replaced (similarity still above 0.8) by
-    # words that sort before all others: the sketch must not be crowded by them.
+    # A word put in before every 40th word of a 1,000-word text (similarity still above 0.8),
+    # each one that sorts before all others: the sketch must not be crowded by them.
     import random
 
     rng = random.Random(11)
@@ -588,7 +615,7 @@ def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
     ]
     words = [rng.choice(vocabulary) for _ in range(1000)]
     edited = [
-        "baaa" + "abcdefghijklmnopqrstuvwxyz"[k // 40 % 26] * 2 if k % 40 == 0 else w
+        ("baaa" + "abcdefghijklmnopqrstuvwxyz"[k // 40 % 26] * 2 + " " + w) if k % 40 == 0 else w
         for k, w in enumerate(words)
     ]
     report = find_duplicates([" ".join(words), " ".join(edited)])
@@ -648,7 +675,7 @@ def test_long_texts_with_a_lone_surrogate_are_compared_as_any_other():
     # hashed from their UTF-8 bytes, which must not raise on it.
     vocabulary = "bold calm dark fond jolly kind mild pure quick vast warm zesty".split()
     words = [f"{vocabulary[i % 12]} beta x\ud800y {vocabulary[i * 5 % 12]}" for i in range(30)]
-    edited = words[:15] + ["plain beta x\ud800y word"] + words[16:]
+    edited = words[:15] + words[16:]
     report = find_duplicates([" ".join(words), " ".join(edited)])
     assert 1 in report.duplicate_of
 
@@ -1217,8 +1244,10 @@ def test_words_swapped_one_for_one_inside_are_judged_without_aligning_them():
     # the quick path for texts of as many words: a detail swapped inside is a detail
     assert difference("It costs $2.99 a month, said Anna.", "It costs $3.99 a month, said Anna.") == "detail"
     assert difference("Plus costs $2.99 a month today.", "Plus costs $2.99 a week today.") == "detail"
-    # not a detail, or at an end: judged as before, by the alignment
-    assert difference("The lamp is bright and warm today.", "The lamp is bright and cosy today.") is None
+    # a word spelled another way, or at an end: judged as before, by the alignment
+    assert difference("The lamp has a bright colour today.", "The lamp has a bright color today.") is None
+    # any other word swapped is a changed word, as the alignment finds it
+    assert difference("The lamp is bright and warm today.", "The lamp is bright and cosy today.") == "detail"
     assert difference("It costs $2.99", "It costs $3.99") == "detail"
     # a word taken out in one place and another put in elsewhere moves the words between
     # ("Berlin", "40"): no swap, an edit
