@@ -22,7 +22,9 @@ from typing import cast
 from ._sentences import (
     _ENDS_SENTENCE,
     _HEADING,
+    _ITEM_MARK,
     _ITEM_OR_ROW,
+    _NUMBER_MARK,
     _OPENERS,
     SentenceCache,
     Split,
@@ -140,6 +142,37 @@ def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
                 seen[k - 1] = None
 
 
+#: a list item (normalised: "- free shipping.", "2) press add.")
+_ITEM = re.compile(f"{_ITEM_MARK}|{_NUMBER_MARK}")
+
+
+def _item_leads(normal: Sequence[str]) -> dict[str, str]:
+    """Each list item of a text's normalised sentences (in order), with what leads it: the
+    heading or the line ending in ":" last before it ("## macos", "the enterprise plan
+    includes:"); items before any are left out."""
+    leads: dict[str, str] = {}
+    lead = None
+    for sentence in normal:
+        if sentence.endswith(":") or _HEADING.match(sentence):
+            lead = sentence
+        elif lead is not None and _ITEM.match(sentence):
+            leads.setdefault(sentence, lead)
+    return leads
+
+
+def _keep_items_led_elsewhere(normal: Sequence[str], seen: list[str | None], sent: dict[str, str]) -> None:
+    """Keep (set ``seen`` to None) each list item already sent that stands here under another
+    heading or lead-in line than where it was sent (or where none led it): "1. Download the
+    installer." under "## macOS" is a step of another procedure than under "## Windows",
+    and "- Priority support" under "Enterprise includes:" says what that plan has. Without
+    it, the list here would lose steps or features it has. (An item before any such line,
+    a window cut inside a list, cannot tell: it goes, as any sentence sent.)"""
+    for item, lead in _item_leads(normal).items():
+        if sent.get(item) != lead:
+            for k in itertools.compress(range(len(normal)), map(item.__eq__, normal)):
+                seen[k] = None
+
+
 def _says_nothing_alone(text: str, answers: set[str]) -> bool:
     """Whether ``text``, what is left of a text that holds no sentence long enough to be a
     repeat, says nothing alone: each of its pieces is a heading (it labels what went), the
@@ -193,6 +226,9 @@ class Ledger:
         self._tails = _Edges(at_end=True)
         self._heads = _Edges(at_end=False)
         self._indexing = False  # (from the first time it is asked)
+        # each list item sent under a heading or a line that leads into a list, and that
+        # line where it was first sent (None until one is; see _keep_items_led_elsewhere)
+        self._leads: dict[str, str] | None = None
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
     def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
@@ -221,6 +257,8 @@ class Ledger:
         if not any(seen):  # every sentence sent before stays (for its context): the text as it came
             return Fresh(text, (), split.keys)
         _keep_line_opening(text, split, seen)
+        if "\n" in text and self._leads is not None:
+            _keep_items_led_elsewhere(split.normal, seen, self._leads)
         if not any(seen):
             return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty
@@ -339,6 +377,11 @@ class Ledger:
             around = split.normal if around is None else around
         sent = self._sent
         self._note_context(around)
+        if "\n" in text:  # (a list item is led by a line before it)
+            for key, lead in _item_leads(around).items():
+                if self._leads is None:
+                    self._leads = {}
+                self._leads.setdefault(key, lead)
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             # (kept in the text's order, so which of two sentences alike at their ends the
             # ledger indexes never depends on the order of a set)

@@ -1001,6 +1001,26 @@ def test_a_sentence_sent_stays_before_one_that_would_open_a_line_as_markdown(sen
     assert r.entry("b").reason == "admitted"
 
 
+def test_list_items_stay_under_another_heading_or_lead_in_than_where_they_were_sent():
+    # Steps 1 and 3 of the macOS procedure went, sent under "## Windows": the procedure
+    # lost them; the Enterprise plan's list lost a feature the Pro plan's list had sent.
+    win = "## Windows\n1. Download the installer.\n2. Run it as administrator.\n3. Restart the computer."
+    mac = "## macOS\n1. Download the installer.\n2. Drag the app into Applications.\n3. Restart the computer."
+    pro = "The Pro plan includes:\n- Priority email support within 24 hours.\n- Ten projects."
+    ent = "The Enterprise plan includes:\n- Priority email support within 24 hours.\n- Unlimited projects."
+    for first, second in ((win, mac), (pro, ent)):
+        r = satchel.pack([{"id": "a", "text": first}, {"id": "b", "text": second}], "q?")
+        assert [s.text for s in r.sources] == [first, second]
+    # under the same heading (windows of one list without offsets) an item sent goes
+    a = "## macOS\n1. Download the installer.\n2. Drag the app into Applications."
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": mac}], "q?")
+    assert [s.text for s in r.sources] == [a, "## macOS\n3. Restart the computer."]
+    # and so does one in a window cut inside a list, where nothing here leads it
+    cut = "- Ten projects.\n- Two seats for the team."
+    r = satchel.pack([{"id": "a", "text": pro}, {"id": "b", "text": cut}], "q?")
+    assert [s.text for s in r.sources] == [pro, "- Two seats for the team."]
+
+
 def test_markdown_that_opened_its_own_line_loses_the_sentence_sent_before_it():
     sent = "这是第一个很长的句子内容。"
     a = {"id": "a", "text": sent + "这里还有别的句子。"}
@@ -1120,7 +1140,7 @@ def test_a_question_sent_before_stays_with_the_answer_after_it():
     r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
     assert [s.text for s in r.sources] == [a, b]
     # a list item's number is no short answer: the item before it goes as any repeat
-    a = "To start:\n1. Plug the lamp into the wall."
+    a = "Steps:\n1. Plug the lamp into the wall."
     c = "Steps:\n1. Plug the lamp into the wall.\n2. Wait."
     r = satchel.pack([{"id": "a", "text": a}, {"id": "c", "text": c}], "q?")
     assert r.entry("c").sentences_removed == 1
