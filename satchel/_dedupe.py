@@ -709,13 +709,14 @@ def _near_duplicates(
             # a shifted window inside the other differs only at its ends
             kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
             # A shared passage in other surroundings is no duplicate: the sentence ledger
-            # sends the rest. Unless what the two share is not whole sentences of its own
-            # (one long sentence with another ending, a table, text without full stops):
-            # the ledger would then send it nearly whole, and it is judged as an edit.
+            # sends the rest. Where what the two share is not whole sentences of its own
+            # (one long sentence with another ending, a table, text without full stops),
+            # the ledger sends the second nearly whole, and that is the price of what it
+            # says at its end ("... at a cost of 4 million euros." / "... unless the
+            # manufacturers object."). (Judged an edit, the second was dropped, and its
+            # ending never reached the prompt.)
             if kind == "surroundings":
-                if _ledger_strips(splits[j], splits[i], cache):
-                    continue
-                kind = None
+                continue
             if kind is None:
                 if similarity >= near:
                     # (1.0 says "exact copy": a text that differs, where only its sampled
@@ -758,16 +759,6 @@ def agree_where_overlapping(a: Place, b: Place, text_a: str, text_b: str) -> boo
     where they overlap (they do, trivially, when they do not overlap)."""
     start, end = max(a[1], b[1]), min(a[2], b[2])
     return start >= end or text_a[start - a[1] : end - a[1]] == text_b[start - b[1] : end - b[1]]
-
-
-def _ledger_strips(sent: Split, new: Split, cache: SentenceCache) -> bool:
-    """Whether the sentence ledger, once ``sent`` is sent, strips at least half the words of
-    ``new``: most of what the two share is whole sentences, which ``new`` then goes without."""
-    repeated = set(sent.keys).intersection(new.keys)
-    if not repeated:
-        return False
-    removed = sum(cache.word_count(n) for n in new.normal if n in repeated)
-    return 2 * removed >= cache.words(new)
 
 
 # --- boilerplate -----------------------------------------------------------------

@@ -144,9 +144,11 @@ def test_contained_windows_are_duplicates_extended_ones_are_not_and_edits_confli
         assert i not in report.duplicate_of
 
 
-def test_a_shared_passage_the_ledger_cannot_take_out_is_judged_as_an_edit():
+def test_a_shared_passage_the_ledger_cannot_take_out_is_sent_for_its_other_ending():
     # One long sentence with another ending: the ledger, which removes whole sentences,
-    # would send the second nearly whole, so it is a near-duplicate like any small edit.
+    # sends the second nearly whole, the price of its ending (judged a near-duplicate,
+    # that ending never reached the prompt). Neither is it a conflict: a passage in
+    # other surroundings.
     run_on = (
         "the lamp pairs with the app over bluetooth and then switches to your home network so keep "
         "the phone within a few metres of the lamp during setup and make sure the network uses the "
@@ -155,7 +157,8 @@ def test_a_shared_passage_the_ledger_cannot_take_out_is_judged_as_an_edit():
     )
     chunks = [{"id": "a", "text": run_on + " and then press add device."}]
     chunks.append({"id": "b", "text": run_on + " and then tap the plus icon."})
-    assert satchel.pack(chunks, "q?").entry("b").reason.startswith("duplicate: near-duplicate")
+    r = satchel.pack(chunks, "q?")
+    assert r.entry("b").reason == "admitted" and r.entry("b").conflicts_with == ()
     # The same passage in sentences of its own is left to the ledger, which sends the rest.
     split = (
         run_on.replace(" so keep", ". So keep").replace(" and make", ". And make").replace(" and if", ". If")
