@@ -173,6 +173,10 @@ def _keep_items_led_elsewhere(normal: Sequence[str], seen: list[str | None], sen
                 seen[k] = None
 
 
+#: a field: a short name, a colon and a value ("Plus: $3.99", "Contact: Anna Berg")
+_FIELD = re.compile(r"[^\s:][^:\n]{0,30}: \S")
+
+
 def _says_nothing_alone(text: str, answers: set[str]) -> bool:
     """Whether ``text``, what is left of a text that holds no sentence long enough to be a
     repeat, says nothing alone: each of its pieces is a heading (it labels what went), the
@@ -187,9 +191,12 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
             continue
         if _ITEM_OR_ROW.match(unit):  # (a list item or a table row says something)
             return False
-        if k == 0 and unit.lstrip(_OPENERS)[:1].islower():
+        # (a field, a piece that names what follows it, says something however it was cut:
+        # "Plus: $3.99", "Contact: Anna Berg", "Version: 2.4.1")
+        says = _FIELD.match(unit) is not None
+        if k == 0 and unit.lstrip(_OPENERS)[:1].islower() and not says:
             continue
-        if k == len(spans) - 1 and not _ENDS_SENTENCE.search(unit):
+        if k == len(spans) - 1 and not _ENDS_SENTENCE.search(unit) and not says:
             continue
         if k == 0 and normalise(unit) in answers and not any(map(str.isdigit, unit)):
             continue

@@ -1072,7 +1072,12 @@ _STRUCTURE = re.compile(f"{_HEADING_MARK}|{_ROW_MARK}")
 #: Words that, opening a sentence, point at what came before it: such a sentence sent
 #: after other text says something else there (see Ledger.fresh).
 _REFERS_BACK = re.compile(
-    r"""["'“”‘’(\[]*(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
+    r"""["'“”‘’(\[]*"""
+    # (after a word that links it to what came before: "However, this was later shown ...")
+    r"""(?:(?:however|but|yet|still|nevertheless|nonetheless|instead|indeed|in fact|moreover|also"""
+    r"""|and|so|thus|therefore|even so|as a result|in addition|furthermore|unfortunately"""
+    r"""|fortunately|later|meanwhile|then),? )?"""
+    r"""(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
     r"""|such|both|former|latter)\b"""
 )
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it

@@ -935,6 +935,14 @@ def test_curly_and_straight_quotes_are_the_same_text():
     assert [s.text for s in r.sources] == [a, "A new line follows."] and not r.entry("b").conflicts_with
 
 
+def test_a_sentence_that_refers_back_after_a_linking_word_stays_too():
+    # ("However, this ..." refers back as "This ..." does: removed, Jones's claim went unrefuted)
+    a = "Smith claimed that the bridge was safe for heavy trucks. However, this was later shown to be false."
+    b = "Jones claimed that the new dam could hold back a flood. However, this was later shown to be false."
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+    assert [s.text for s in r.sources] == [a, b]
+
+
 def test_a_sentence_that_refers_back_stays_after_other_text_than_where_it_was_sent():
     # "That claim is false." after Jones's claim says nothing of Smith's: removed from the
     # second document, it flipped what the source says. After the same sentence, or where
@@ -1039,6 +1047,19 @@ def test_a_short_answer_keeps_the_sentence_it_answers():
     no = "Is the Plus plan refundable? No. Plans bought on sale are final."
     r = satchel.pack([{"id": "yes", "text": yes}, {"id": "no", "text": no}], "q?")
     assert [s.text for s in r.sources] == [yes, no]
+
+
+def test_a_short_field_is_sent_however_it_was_cut():
+    # (read as the start of a sentence a window cut, "Plus: $3.99" was dropped as saying
+    # nothing alone, and the price never reached the prompt; a piece of a sentence stays
+    # out, whatever it holds: on real windows, "Charlie Adlard" and "The Carolingian")
+    a = "The new pricing takes effect on 1 March."
+    for last in ("Plus: $3.99", "Version: 2.4.1", "Contact: Anna Berg"):
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": f"{a}\n{last}"}], "q?")
+        assert [s.text for s in r.sources] == [a, last]
+    for piece in ("The address", "Charlie Adlard", "The Carolingian"):
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": f"{a}\n{piece}"}], "q?")
+        assert [s.text for s in r.sources] == [a]
 
 
 def test_what_is_left_only_short_sentences_is_not_sent_alone():
