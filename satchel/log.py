@@ -20,6 +20,7 @@ files (logs, requests, query sets, options) goes through them.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import sys
@@ -160,8 +161,8 @@ def load_json(text: str, where: str) -> Any:
     (``satchel pack`` reads a file that is not one JSON value as JSONL).
     """
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return json.loads(text, object_pairs_hook=functools.partial(_object, where))
+    except (json.JSONDecodeError, InputError):
         raise
     except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits()
         raise InputError(
@@ -172,6 +173,24 @@ def load_json(text: str, where: str) -> Any:
         raise InputError(
             f"{where} nests arrays or objects deeper than Python's JSON reader can follow; flatten it"
         ) from None
+
+
+def _object(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's keys and values, refusing a key given twice (Python's reader keeps the
+    last silently: ``{"text": "first half", "text": "second half"}`` sent half a chunk)."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        twice = next(key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1)
+        raise InputError(f"{where} gives the key {twice!r} twice in one object; keep one of them")
+    return made
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """What is wrong in a JSON text, and where, for a message: ``Expecting value at line 3
+    column 5`` (with how to write a tab or line break inside a string, when that is it)."""
+    what = exc.msg.removesuffix(" at")  # ("Invalid control character at": the position follows)
+    fix = "; write a tab or line break inside a string as \\t or \\n" if "control character" in what else ""
+    return f"{what} at line {exc.lineno} column {exc.colno}{fix}"
 
 
 def json_lines(
@@ -202,7 +221,7 @@ def json_lines(
             value = load_json(text, where)
         except json.JSONDecodeError as exc:
             if damaged is None:
-                raise InputError(f"{where} is not valid JSON ({exc.msg}); {fix}") from None
+                raise InputError(f"{where} is not valid JSON ({json_error(exc)}); {fix}") from None
             damaged(where, f"not valid JSON ({exc.msg})")
             continue
         yield where, value

@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import sys
+from importlib import resources
 
 import pytest
 
@@ -225,6 +226,55 @@ def test_a_pretty_printed_request_with_a_syntax_error_is_named_where_it_is_wrong
     text = '{\n  "question": "Q?",\n  "candidates": [\n    {"id": "a", "text": "x"},\n  ]\n}\n'
     err = fails(capsys, "pack", write(tmp_path, "req.json", text))
     assert "req.json is not valid JSON: Expecting value at line 5 column 3; fix it there" in err
+
+
+def test_one_candidate_object_pretty_printed_is_a_candidate(tmp_path, capsys):
+    # (read again line by line as JSONL, it was "line 1 is not valid JSON")
+    path = write(tmp_path, "c.json", '{\n  "id": "a",\n  "text": "Alpha one."\n}\n')
+    assert main(["pack", path, "--question", "Q?", "--format", "json"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out)["manifest"]] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # one line (a minified request): where it is wrong, not only "line 1"
+        (
+            '{"question": "Q?", "candidates": [{"id": "a", "text": "x"},]}',
+            "Expecting value at line 1 column 60",
+        ),
+        # a raw tab in a string: how to write it
+        (
+            '{"question": "Q?", "candidates": [{"id": "a", "text": "x\ty"}]}',
+            "Invalid control character at line 1 column 57; write a tab or line break inside a string as "
+            "\\t or \\n",
+        ),
+    ],
+)
+def test_a_syntax_error_on_one_line_says_where_and_how_to_fix_it(tmp_path, capsys, text, message):
+    assert message in fails(capsys, "pack", write(tmp_path, "req.json", text))
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"question": "Q?", "candidates": [{"id": "a", "text": "x"}], "candidates": []}', "candidates"),
+        ('{"id": "a", "text": "first half", "text": "second half"}\n', "text"),
+        (CANDIDATE + '{"id": "b", "text": "x", "id": "c"}\n', "id"),
+    ],
+)
+def test_a_key_given_twice_is_refused_not_taken_last(tmp_path, capsys, text, key):
+    # (Python's reader keeps the last: half a chunk, or other candidates, were packed)
+    err = fails(capsys, "pack", write(tmp_path, "req.json", text), "--question", "Q?")
+    assert f"gives the key {key!r} twice in one object; keep one of them" in err
+
+
+def test_the_shipped_example_is_a_request_file_as_any_other(capsys):
+    path = str(resources.files("satchel").joinpath("examples/brightgrid.json"))
+    assert main(["pack", path, "--format", "json"]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    assert main(["pack", "--example", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == from_file
 
 
 # -- 6. JSONL lines that are JSON but not candidates --------------------------------------

@@ -14,7 +14,7 @@ from .._manifest import canonical_json
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
-from ..log import decode_utf8, json_lines, load_json
+from ..log import decode_utf8, json_error, json_lines, load_json
 from . import command
 
 FORMATS = ("text", "messages", "json", "trace")
@@ -27,7 +27,6 @@ def example_request() -> dict[str, Any]:
     """The built-in example: a help-centre question with tricky candidates."""
     text = resources.files("satchel").joinpath("examples/brightgrid.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
-    data.pop("_about", None)
     return data
 
 
@@ -71,9 +70,8 @@ def _parse_request(text: str, name: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             if "\n" in text.strip():
                 raise InputError(
-                    f"{name} is not valid JSON: {whole_error.msg} at line {whole_error.lineno} "
-                    f"column {whole_error.colno}; fix it there (a request object with 'candidates', "
-                    "a JSON list, or one candidate object per line)"
+                    f"{name} is not valid JSON: {json_error(whole_error)}; fix it there (a request "
+                    "object with 'candidates', a JSON list, or one candidate object per line)"
                 ) from None
         return {"candidates": _jsonl_candidates(text, name)}
     if isinstance(whole, dict) and "candidates" in whole:
@@ -94,6 +92,8 @@ def _parse_request(text: str, name: str) -> dict[str, Any]:
         )
     if isinstance(whole, list):
         return {"candidates": whole}
+    if isinstance(whole, dict) and "\n" in text.strip():
+        return {"candidates": [whole]}  # one candidate object, pretty-printed over lines
     return {"candidates": _jsonl_candidates(text, name)}
 
 
