@@ -157,6 +157,12 @@ def parse_query(data: Any, where: str = "query") -> Query:
             "go, so none could ever match; give the answer text itself"
         )
     gold = _strings(data["gold"], "gold", where, allow_empty=True)
+    unknown = sorted(set(data) - {*QUERY_KEYS, "id"})
+    if unknown:
+        raise InputError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; a query holds "
+            f"{', '.join(QUERY_KEYS)} and may carry 'id' (pack options go in --options)"
+        )
     qid = data.get("id")
     return Query(question, candidates, answers, gold, None if qid is None else str(qid))
 

@@ -115,6 +115,14 @@ def test_json_python_cannot_read_is_named_everywhere(tmp_path, capsys, monkeypat
     assert f"--options {path!r} {message.split()[0]}" in err
 
 
+def test_a_query_line_with_a_key_ablate_does_not_read_is_refused(tmp_path):
+    # (a per-query "order" or "system" was ignored: the run measured something else)
+    path = write(tmp_path, "q.jsonl", json.dumps({**QUERY, "order": "edges"}) + "\n")
+    with pytest.raises(satchel.PackError, match=r"q.jsonl line 1: unknown key\(s\) 'order'; a query holds"):
+        load_queries(path)
+    assert load_queries(write(tmp_path, "ok.jsonl", json.dumps({**QUERY, "id": 7}) + "\n"))[0].id == "7"
+
+
 def test_a_huge_integer_on_a_later_query_line_names_that_line(tmp_path):
     path = write(tmp_path, "q.jsonl", json.dumps(QUERY) + "\n" + f'{{"id": {HUGE}}}\n')
     with pytest.raises(satchel.InputError, match=r"q\.jsonl line 2 holds an integer longer than"):
