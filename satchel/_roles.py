@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ._chunk import ROLES, Chunk
 from ._errors import ConfigError
@@ -130,5 +131,8 @@ def resolve_cap(cap: int | float | None, source_budget: int) -> int | None:
     if cap is None:
         return None
     if isinstance(cap, float):
-        return int(cap * source_budget)
+        try:
+            return int(cap * source_budget)
+        except OverflowError:  # (a budget past a float's range: the share, exactly)
+            return int(Fraction(cap) * source_budget)
     return cap

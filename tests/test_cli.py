@@ -137,3 +137,16 @@ def test_bad_role_caps_are_reported(capsys):
     with pytest.raises(SystemExit):
         main(["pack", "--example", "--role-caps", "supporting"])
     assert "is not ROLE=CAP" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # (1e3 is a number; which kind of cap it means is not said)
+        main(["pack", "--example", "--role-caps", "supporting=1e3"])
+    assert "cap '1e3' for 'supporting' must be a whole number of tokens (120), a share of" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_share_of_a_window_past_a_floats_range_is_worked_out_exactly():
+    # (int(0.25 * budget) raised OverflowError past 1e308 tokens)
+    r = satchel.pack(
+        [{"id": "a", "text": "Alpha one."}], "q?", context_window=10**400, **satchel.EVIDENCE_POLICY
+    )
+    assert r.entry("a").kept and r.budget.sources > 10**399

@@ -167,7 +167,8 @@ def role_caps(text: str) -> dict[str, int | float | None]:
             )
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"cap {value!r} for {role!r} is not a number or 'none'"
+                f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
+                "source budget with a decimal point (0.25), or 'none'"
             ) from None
     return caps
 
