@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import threading
 import webbrowser
 
@@ -44,14 +46,43 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(
         args.model, allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
     )
+    # Bound here, before the URL is shown: a port in use or a host that does not resolve is
+    # one clear error, and the browser never opens on whatever else answers at that URL.
+    sock = _bind(args.host, args.port)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{args.port}/"
     print(f"Satchel Lab: {url}  (Ctrl+C to stop)", flush=True)
     if not args.no_browser:
-        # once uvicorn has had a moment to bind; a failed open only means the user clicks the URL
+        # once uvicorn has had a moment to listen; a failed open only means the user clicks the URL
         threading.Timer(0.8, webbrowser.open, args=(url,)).start()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` for the lab to serve on."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as exc:
+        raise ConfigError(
+            f"--host {host!r} does not resolve ({exc.strerror}); use 127.0.0.1 (this machine only) "
+            "or an address of this machine"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as uvicorn binds)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"port {port} on {host} is in use (another lab, or another server); pass a free one "
+                f"with --port, e.g. --port {port + 1 if port < 65535 else port - 1}"
+            ) from None
+        raise ConfigError(
+            f"cannot serve on {host} port {port}: {exc.strerror}; pick another --host or --port"
+        ) from None
+    return sock
 
 
 command(

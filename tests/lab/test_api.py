@@ -286,6 +286,28 @@ def test_cli_registers_lab():
     assert (args.host, args.port, args.no_browser, args.model) == ("127.0.0.1", 8123, True, None)
 
 
+def test_lab_on_a_port_in_use_is_one_clear_error_before_any_url(capsys):
+    # (uvicorn's own error came after the URL was shown, with exit code 3, and the browser
+    # could open on whatever answered there)
+    import socket
+
+    from satchel.cli import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["lab", "--no-browser", "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"satchel: error: port {port} on 127.0.0.1 is in use (another lab, or another server); pass a "
+        f"free one with --port, e.g. --port {port + 1}\n"
+    )
+    assert main(["lab", "--no-browser", "--host", "no.such.host.invalid"]) == 2
+    assert "--host 'no.such.host.invalid' does not resolve" in capsys.readouterr().err
+
+
 def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
     lab, _ = model_lab
     body = {
