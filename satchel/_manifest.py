@@ -46,8 +46,11 @@ class ManifestEntry:
     """One candidate's fate.
 
     ``tokens`` is what the candidate's own text costs (escaped, as it would be
-    sent); ``cost`` is what its source took in the prompt, enclosure included
-    (for a chunk merged into a neighbour: the extra tokens it added).
+    sent); ``cost`` is what its source took in the prompt, enclosure included, and
+    ``sent_tokens`` what its source's text took. A source merged from neighbours of
+    one document is one entry's: its lead (the best-ranked member) carries the whole
+    source's cost and sent tokens, and each chunk merged into it shows 0 and
+    ``merged_into`` (so the costs of all entries add up to the sources' tokens).
     """
 
     id: str

@@ -413,6 +413,23 @@ def test_a_window_without_offsets_leaves_out_the_pieces_of_sentences_already_sen
         assert entry.reason == "admitted without 1 sentence(s) already sent (1 of them a cut piece)"
 
 
+def test_a_merged_sources_cost_is_its_leads_and_the_costs_add_up():
+    chunks = [
+        window("w2", "It blinks", "the app."),
+        window("w1", "Plug in", "is ready."),
+        {"id": "x", "text": "Other."},
+    ]
+    r = satchel.pack(chunks, "q?")
+    merged = next(s for s in r.sources if len(s.ids) > 1)
+    lead, member = r.entry(merged.ids[0]), r.entry(merged.ids[1])
+    assert (lead.cost, lead.sent_tokens) == (
+        merged.cost,
+        r.entry(merged.ids[0]).sent_tokens,
+    ) and lead.cost > 0
+    assert (member.cost, member.sent_tokens, member.merged_into) == (0, 0, merged.ids[0])
+    assert sum(e.cost for e in r.manifest) == sum(s.cost for s in r.sources)
+
+
 def test_neighbours_that_disagree_on_their_shared_characters_are_not_merged():
     # Two versions of a document under one id: merging would lose one text, so each
     # goes on its own, judged by its text, and the manifest says why.
