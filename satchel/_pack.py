@@ -149,10 +149,12 @@ def _positive_or_none(name: str, value: Any) -> None:
         raise ConfigError(f"{name}={value!r} must be a positive whole number or None")
 
 
-def _dedupe_stages(value: bool | Iterable[str]) -> frozenset[str]:
-    if value is True:
+def _dedupe_stages(value: bool | Iterable[str] | None) -> frozenset[str]:
+    # (None, as JSON's null, is the option not given: the default, every stage, as None is for
+    # every other option; it turned every stage off)
+    if value is True or value is None:
         return frozenset(DEDUPE_STAGES)
-    if value is False or value is None:
+    if value is False:
         return frozenset()
     stages = frozenset(
         _names("dedupe", value, DEDUPE_STAGES, "stage names (or True for all, False for none)")

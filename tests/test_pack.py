@@ -97,6 +97,14 @@ def test_rank_order_score_then_rank_then_input():
     assert [c.id for c in rank_candidates(chunks)] == ["s9", "s5", "r1", "r2", "none", "low"]
 
 
+def test_dedupe_null_is_the_default_as_null_is_for_every_option():
+    # (None turned every stage off: a JSON request's "dedupe": null sent both copies)
+    chunks = [{"id": "a", "text": "Refunds take 5 days."}, {"id": "b", "text": "Refunds take 5 days."}]
+    assert satchel.Packer(dedupe=None).config()["dedupe"] == satchel.Packer().config()["dedupe"]
+    assert satchel.pack(chunks, "q?", dedupe=None).entry("b").duplicate_of == "a"
+    assert satchel.pack(chunks, "q?", dedupe=False).entry("b").kept
+
+
 def test_exact_and_near_duplicates_keep_the_better_ranked_copy():
     text = (
         "You can return any product within 30 days of delivery if it is unused and in its box. "
