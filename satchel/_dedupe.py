@@ -273,13 +273,17 @@ def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
 
 def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
     """How many words ``right`` starts into ``left`` when it is ``left`` moved forward
-    by up to ``most`` words (the rest agreeing word for word), else None."""
+    by up to ``most`` words (the rest, at least half the shorter text, agreeing word
+    for word), else None. (An overlap of a word or two is no window moved along: a
+    short table opens and ends with "|", and each of its versions read as the other
+    shifted, never compared.)"""
     if not right:
         return None
     first, k = right[0], -1
+    least = (min(len(left), len(right)) + 1) // 2
     while True:
         try:
-            k = left.index(first, k + 1, most + 1)  # only offsets where right could start
+            k = left.index(first, k + 1, min(most, len(left) - least) + 1)  # where right could start
         except ValueError:
             return None
         overlap = min(len(left) - k, len(right))

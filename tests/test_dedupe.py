@@ -176,6 +176,15 @@ def test_a_shared_passage_the_ledger_cannot_take_out_is_sent_for_its_other_endin
     assert satchel.pack(chunks, "q?").entry("b").reason.startswith("duplicate: near-duplicate")
 
 
+def test_versions_of_a_short_table_are_marked_conflicting():
+    # (a table opens and ends with "|": each version read as the other shifted by all but
+    # one word, a window with words of its own, and was never compared)
+    a = "| Plan | Price |\n|---|---|\n| Plus | $2.99 |"
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": a.replace("$2.99", "$3.99")}], "q?")
+    assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
+    assert difference(a, a.replace("$2.99", "$3.99")) == "detail"
+
+
 def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
     # Every copy shares most of its sketch with all the others; only the first, which
     # may be sent, is compared with the later ones, so the copies do not pile up past
