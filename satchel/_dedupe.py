@@ -344,8 +344,9 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
     any word replaced by one not spelled alike ("increased" / "decreased", "of
     delivery" / "of purchase"): what the text says changed.
     ``"surroundings"``: an end differs by more than a few words (one passage
-    inside two different surroundings): the two are neither duplicates nor in
-    conflict, and the sentence ledger sends what the second adds. A window
+    inside two different surroundings), or one text has a passage of more than
+    a few words inside that the other lacks: the two are neither duplicates nor
+    in conflict, and the sentence ledger sends what the second adds. A window
     shifted along its document, words added or removed at an end, and words
     spelled or contracted another way ("colour" / "color", "it is" / "it's") or
     articles swapped are not differences. ``words`` keeps each text's plain words for the next comparison.
@@ -427,6 +428,10 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             if judged == "detail":
                 return judged
             found = judged or found
+        elif (i1 == i2 or j1 == j2) and max(i2 - i1, j2 - j1) > _DETAIL_WORDS:
+            # A passage only one of them has inside (a sentence added): neither a changed
+            # detail nor an edit; the ledger sends it with the other's sentences taken out.
+            found = "surroundings"
         elif (
             any(map(_is_detail, left[i1:i2]))
             or any(map(_is_detail, right[j1:j2]))
@@ -597,6 +602,9 @@ def _least_shared(near: float, size: int) -> int:
 #: Short texts this much below the near-duplicate threshold that differ in
 #: protected details (numbers, negations, names) are still reported as conflicting.
 CONFLICT_MARGIN = 0.2
+#: How far below the near-duplicate threshold two long texts are still told apart (see
+#: _near_duplicates): their similarity is measured on a sample of their shingles.
+_SAMPLED_MARGIN = 0.1
 
 
 def find_duplicates(
@@ -696,10 +704,13 @@ def _near_duplicates(
                 continue
             inter = len(shingles & other)
             similarity = inter / (size + len(other) - inter)
-            # Below the threshold, only short texts (compared with numbers and negations
-            # masked) can be the same statement with other details; long texts that far
-            # apart are merely related (overlapping windows, say), not conflicting.
-            if similarity < near and (similarity < near - CONFLICT_MARGIN or not (short[i] and short[j])):
+            # Below the threshold, short texts (compared with numbers and negations masked)
+            # can be the same statement with other details; long texts only a little below
+            # it, where sampling their shingles put them (one changed number in a text of 80
+            # words measured 0.75 at times): further apart, they are merely related
+            # (overlapping windows, say), not conflicting.
+            margin = CONFLICT_MARGIN if short[i] and short[j] else _SAMPLED_MARGIN
+            if similarity < near - margin:
                 continue
             if places is not None and _neighbours(places[i], places[j], text, texts[j]):
                 continue  # one document's windows: neighbour merging sends them once
