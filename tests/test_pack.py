@@ -146,6 +146,25 @@ RETURNS = (
 )
 
 
+def test_a_sentence_one_version_adds_inside_is_sent_not_dropped_with_it():
+    # (an edit of more words than a changed detail: judged a near-duplicate, the version
+    # was dropped and the sentence it adds never reached the prompt)
+    base = RETURNS + " " + RETURNS_MORE
+    added = "Parcels from the islands go through the ferry depot first."
+    longer = base.replace("the original box. ", f"the original box. {added} ")
+    r = satchel.pack([{"id": "A", "text": base}, {"id": "B", "text": longer}], "q?")
+    assert r.entry("B").kept and r.entry("B").conflicts_with == ()
+    assert [s.text for s in r.sources] == [base, added]
+
+
+RETURNS_MORE = (
+    "Damaged items are collected by a courier at a time you choose, and a replacement leaves our "
+    "warehouse on the same day the courier scans the old one. Gift cards, opened software and custom "
+    "engravings cannot be returned, but they can be exchanged for store credit within the same period. "
+    "Our support team answers return questions by chat and by phone during business hours."
+)
+
+
 def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
     # A word spelled another way in a long paragraph is a near-duplicate; a number (in
     # digits or in words), one that turns the statement around, or any other word put in
