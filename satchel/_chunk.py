@@ -280,7 +280,10 @@ def _check(chunk: Chunk) -> None:
     if chunk.metadata is None:
         set_(chunk, "metadata", _NO_METADATA)
     elif type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
-        raise InputError(f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__}")
+        raise InputError(
+            f"candidate {cid!r}: metadata must be a dict, got {type(chunk.metadata).__name__} "
+            f"{_short(chunk.metadata)}; pass metadata as {{'key': value}} (or leave it out)"
+        )
     for key, value in chunk.metadata.items():
         for part in _strings_in((key, value)):
             check_utf8(part, f"candidate {cid!r}: metadata {key!r}")

@@ -298,6 +298,23 @@ def test_a_jsonl_line_that_is_not_a_candidate_is_named(tmp_path, capsys, line, p
     assert f"{path} line 3: " in err and problem in err
 
 
+def test_a_jsonl_id_given_twice_names_both_lines(tmp_path, capsys):
+    path = write(tmp_path, "c.jsonl", CANDIDATE + "\n" + '{"id": "b", "text": "y"}\n' + CANDIDATE)
+    err = fails(capsys, "pack", path, "--question", "Q?")
+    assert f"{path} line 4: candidate id 'a' is on line 1 too; ids must be unique" in err
+
+
+def test_what_pack_refuses_in_a_request_file_names_the_file(tmp_path, capsys, monkeypatch):
+    request = {"question": "Q?", "candidates": [{"id": "a", "text": "x"}, {"id": "b", "text": " "}]}
+    path = write(tmp_path, "req.json", json.dumps(request))
+    assert f"{path}: candidates[1]: candidate 'b': text is empty" in fails(capsys, "pack", path)
+    err = fails(capsys, "pack", "-", stdin=json.dumps(request), monkeypatch=monkeypatch)
+    assert err.startswith("satchel: error: stdin: candidates[1]: candidate 'b': text is empty")
+    bad = {"question": "Q?", "candidates": [{"id": "a", "text": "x", "metadata": ["EU"]}]}
+    err = fails(capsys, "pack", write(tmp_path, "m.json", json.dumps(bad)))
+    assert "candidate 'a': metadata must be a dict, got list ['EU']; pass metadata as {'key': value}" in err
+
+
 def test_jsonl_lines_split_at_newlines_only(tmp_path, capsys):
     path = write(tmp_path, "c.jsonl", '{"id": "a", "text": "one\u2028two"}\n' + '{"id": "b", "text": "x"}\n')
     assert main(["pack", path, "--question", "Q?", "--format", "json"]) == 0

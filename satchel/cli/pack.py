@@ -101,12 +101,20 @@ def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     """One candidate per line, each checked here so that an error names its line."""
     fix = "give a JSON request object with 'candidates', a JSON list, or one candidate object per line"
     candidates = []
+    first: dict[str, str] = {}  # each id, and the line it was first on
     # "\n" only: str.splitlines() also splits at U+2028 and the like, which JSON strings may hold.
     for where, data in json_lines(text.split("\n"), name, fix):
         try:
-            candidates.append(Chunk.from_dict(data))
+            candidate = Chunk.from_dict(data)
         except InputError as exc:
             raise InputError(f"{where}: {exc}") from None
+        if first.setdefault(candidate.id, where) != where:
+            line = first[candidate.id].removeprefix(name + " ")
+            raise InputError(
+                f"{where}: candidate id {candidate.id!r} is on {line} too; ids must be unique "
+                "(suffix a position, e.g. 'doc#1', 'doc#2')"
+            )
+        candidates.append(candidate)
     return candidates
 
 
@@ -249,7 +257,12 @@ def run(args: argparse.Namespace) -> int:
     if args.example and args.question:
         request["question"] = args.question
     options = pack_options(args, request)
-    result = pack(request["candidates"], request["question"], **options)
+    try:
+        result = pack(request["candidates"], request["question"], **options)
+    except InputError as exc:  # (a candidate, the question or the history: in which file)
+        if args.example or str(exc).startswith(args.file):
+            raise
+        raise InputError(f"{'stdin' if args.file == '-' else args.file}: {exc}") from None
     if args.log:
         from ..log import append_log
 
