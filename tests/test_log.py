@@ -163,6 +163,15 @@ def test_trace_errors_are_one_line(tmp_path, capsys):
     assert main(["trace", str(log), "--index", "0"]) == 2
     assert main(["trace", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the log" in capsys.readouterr().err
+    # a request given for a log: said so once, not each of its lines skipped as a torn record
+    request = tmp_path / "req.json"
+    request.write_text(json.dumps({"question": "Q?", "candidates": [{"id": "a", "text": "x"}]}, indent=2))
+    assert main(["trace", str(request)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"satchel: error: {str(request)!r} is a pack request, not a log; `satchel pack {request} --format "
+        "trace` shows how it packs (and `--log LOG` keeps the pack for satchel trace)\n"
+    )
 
 
 def test_the_trace_table_shows_every_id_and_reason_whole():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -83,16 +84,26 @@ def show(record: Mapping[str, Any], number: int, total: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..log import read_log
 
+    skipped: list[str] = []
+
     def damaged(where: str, why: str) -> None:
         # (a writer that died mid-line leaves a torn record: the others still show)
-        print(f"satchel trace: skipped {where}, no whole record: {why}", file=sys.stderr)
+        skipped.append(f"satchel trace: skipped {where}, no whole record: {why}")
 
     records = list(read_log(args.log, damaged))
     total = len(records)
     if not total:
+        if _is_request(args.log):  # (each of its lines was told as a torn record)
+            raise InputError(
+                f"{args.log!r} is a pack request, not a log; `satchel pack {args.log} --format trace` "
+                "shows how it packs (and `--log LOG` keeps the pack for satchel trace)"
+            )
+        torn = f" ({len(skipped)} line(s) are no whole record)" if skipped else ""
         raise InputError(
-            f"the log {args.log!r} holds no records; write one with `satchel pack --log {args.log}`"
+            f"the log {args.log!r} holds no records{torn}; write one with `satchel pack --log LOG`"
         )
+    for line in skipped:
+        print(line, file=sys.stderr)
     if args.all:
         chosen = list(range(total))
     elif args.index is not None:
@@ -106,6 +117,16 @@ def run(args: argparse.Namespace) -> int:
         chosen = [total - 1]
     print("\n\n".join(show(records[i], i + 1, total) for i in chosen))
     return 0
+
+
+def _is_request(path: str) -> bool:
+    """Whether the file is one JSON object with candidates, as `satchel pack` reads."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "candidates" in data
 
 
 command("trace", "Show a logged pack (from `satchel pack --log LOG`) as the trace table.", add_arguments, run)
