@@ -177,7 +177,12 @@ def prompt_hash(text: str) -> str:
 
 def _cell(value: Any) -> str:
     text = "" if value is None else str(value)
-    return " ".join(text.splitlines())  # (a row stays one line)
+    text = " ".join(text.splitlines())  # (a row stays one line)
+    if not text.isprintable():
+        # A control character in an id (an ANSI escape from a crawled page) would reach the
+        # terminal and act there: it is shown as Python writes it ("\x1b").
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text
 
 
 def _beyond_sources(budget: Mapping[str, Any]) -> str:

@@ -114,8 +114,11 @@ def get_model(name: str) -> ModelProfile:
         prefix = name[:length]
         if prefix in _REGISTRY and name[length] in "-:@":
             return _REGISTRY[prefix]
-    close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
-    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    # (names are compared as written, as the model APIs do; "GPT-4o" is close to nothing
+    # by difflib's measure, which counts case)
+    lowered = {known.lower(): known for known in _REGISTRY}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3)
+    hint = f" Did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
     raise UnknownModelError(
         f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), "
         "or pass context_window= and tokenizer= for this one (--context-window and --tokenizer "

@@ -352,3 +352,26 @@ def test_a_byte_order_mark_before_the_request_is_ignored(tmp_path, capsys):
         code = main(["pack", path, "--question", "Q?", "--format", "json"])
         out, _ = capsys.readouterr()
         assert code == 0 and json.loads(out)["labels"] == {"S1": "a"}, name
+
+
+def test_ctrl_c_at_stdin_ends_quietly(capsys, monkeypatch):
+    class Interrupted(io.BytesIO):
+        def read(self, *args: object) -> bytes:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(Interrupted(), encoding="utf-8"))
+    assert main(["pack", "-", "--question", "Q?"]) == 130
+    assert capsys.readouterr() == ("", "satchel: interrupted\n")
+
+
+def test_control_characters_in_an_id_reach_the_trace_written_out():
+    # (an ANSI escape in a crawled id would act on the terminal the trace is printed to)
+    r = satchel.pack([{"id": "a\x1b[31mred", "text": "x"}, {"id": "b\tc", "text": "y"}], "q?")
+    rows = r.trace().splitlines()
+    assert "\x1b" not in r.trace() and "\t" not in r.trace()
+    assert any("a\\x1b[31mred" in row for row in rows) and any("b\\tc" in row for row in rows)
+
+
+def test_a_model_name_in_other_case_is_suggested():
+    with pytest.raises(satchel.UnknownModelError, match=r"unknown model 'GPT-4o'\. Did you mean 'gpt-4o'"):
+        satchel.pack([{"id": "a", "text": "x"}], "q?", model="GPT-4o")

@@ -61,3 +61,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `satchel pack ... | head`
         return 0
+    except KeyboardInterrupt:  # Ctrl+C (at stdin, or while a model answers): no traceback
+        print("satchel: interrupted", file=sys.stderr)
+        return 130
