@@ -13,6 +13,7 @@ import enum
 import itertools
 import math
 import numbers
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,17 +187,23 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_YEAR_OR_MONTH = re.compile(r"[0-9]{4}(?:-(?:0[1-9]|1[0-2]))?")
+
+
 def parse_date(value: str, chunk_id: str = "?") -> _dt.datetime:
     """Parse an ISO date or datetime; naive datetimes are taken as UTC."""
     try:
         if len(value) == 10:
             day = _dt.date.fromisoformat(value)
             return _dt.datetime(day.year, day.month, day.day, tzinfo=_dt.UTC)
+        if _YEAR_OR_MONTH.fullmatch(value):  # ISO 8601's reduced precision: "2026", "2026-03"
+            year, _, month = value.partition("-")
+            return _dt.datetime(int(year), int(month or 1), 1, tzinfo=_dt.UTC)
         moment = _dt.datetime.fromisoformat(value)
     except ValueError:
         raise InputError(
             f"candidate {chunk_id!r}: updated={value!r} is not an ISO date; "
-            "write it as YYYY-MM-DD (or an ISO datetime such as 2026-03-01T09:30:00Z)"
+            "write it as YYYY-MM-DD (or YYYY-MM, YYYY, or an ISO datetime such as 2026-03-01T09:30:00Z)"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=_dt.UTC)
 

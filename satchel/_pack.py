@@ -18,7 +18,7 @@ from typing import Any
 
 from ._admit import Admission, Decision, Draft, Policy, admit, distractor
 from ._budget import Budget
-from ._chunk import ROLES, Chunk, Priority, as_chunks, check_utf8, listed
+from ._chunk import ROLES, Chunk, Priority, _whole, as_chunks, check_utf8, listed
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
 from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
@@ -144,6 +144,19 @@ def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
     return [c for _, c in sorted(enumerate(chunks), key=key)]
 
 
+#: the options that are whole numbers (of tokens, or of sources)
+_TOKEN_COUNTS = (
+    "context_window",
+    "reserve_answer",
+    "reserve_other",
+    "source_budget",
+    "max_sources",
+    "max_chunk_tokens",
+    "message_overhead",
+    "reply_overhead",
+)
+
+
 def _positive_or_none(name: str, value: Any) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ConfigError(f"{name}={value!r} must be a positive whole number or None")
@@ -207,6 +220,10 @@ class Packer:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        for name in _TOKEN_COUNTS:  # a whole float (500.0, 1e3 from JSON) or numpy int is that int
+            value = getattr(self, name)
+            if value is not None and type(value) is not int and (whole := _whole(value)) is not None:
+                set_(self, name, whole)
         try:
             profile = get_model(self.model)
         except ConfigError:

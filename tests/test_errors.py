@@ -326,3 +326,23 @@ def test_the_public_escaping_functions_refuse_what_is_not_text(name, value):
     with pytest.raises(TypeError):  # (as str's own functions raise)
         function(value)
     assert function("a &amp; <b>") == getattr(satchel._render, name)("a &amp; <b>")  # the same for text
+
+
+def test_whole_floats_are_whole_numbers_for_options_as_for_chunk_fields():
+    # (a JSON writer gives 500.0; chunk offsets and ranks took it, the options refused it)
+    r = satchel.pack(
+        [{"id": "a", "text": "x"}], "q?", reserve_answer=500.0, source_budget=1e3, max_sources=2.0
+    )
+    assert (r.config["reserve_answer"], r.config["source_budget"], r.config["max_sources"]) == (500, 1000, 2)
+    with pytest.raises(satchel.PackError, match=r"reserve_answer=500\.5 must be a non-negative whole number"):
+        satchel.pack([{"id": "a", "text": "x"}], "q?", reserve_answer=500.5)
+
+
+def test_a_year_or_a_month_is_an_iso_date_too():
+    chunks = [{"id": "a", "text": "x", "updated": "2026-03"}, {"id": "b", "text": "y", "updated": "2025"}]
+    r = satchel.pack(chunks, "q?", order="chronological")
+    assert r.labels == {"S1": "b", "S2": "a"} and dict(r.sources[1].attributes) == {"updated": "2026-03"}
+    with pytest.raises(
+        satchel.PackError, match=r"updated='2026-13' is not an ISO date; write it as YYYY-MM-DD"
+    ):
+        satchel.pack([{"id": "a", "text": "x", "updated": "2026-13"}], "q?")
