@@ -85,7 +85,9 @@ NUMBER_WORD_PATTERN = (
 )
 _NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
 #: a capitalised word inside a sentence (after a word or a comma and a space): a name
-_NAMEISH = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]*")
+_NAMEISH = re.compile(r"(?<=[\w,;:] )[\"'“‘(\[]?[A-Z][\w'’-]*")  # (in quotes too: 'Sahara')
+#: "yes", left out of short texts with the negations (see _masked_words)
+_YES = re.compile(r"\byes\b")
 #: the two patterns for lower-case text (see _masked_words)
 _LOWER_NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN)
 _LOWER_NEGATION = re.compile(NEGATION_PATTERN)
@@ -130,7 +132,7 @@ def _masked_words(text: str) -> list[str]:
     # the number words' alternation five times slower)
     text = _NUMBERISH.sub(" # ", _NAMEISH.sub(" @ ", spaced_out(text)).lower())
     text = _LOWER_NUMBER_WORD.sub(" # ", text)
-    text = _LOWER_NEGATION.sub(" ", text)
+    text = _LOWER_NEGATION.sub(" ", _YES.sub(" ", text))  # (an answer "yes" is as "no")
     return _NEGATING_PREFIX.sub("", text).split()
 
 

@@ -100,7 +100,12 @@ def _utf8(text: str) -> bytes:
 
 
 def sentence_marks(normal: str) -> tuple[int, ...]:
-    """The marks of one normalised sentence's sampled shingles (see _SAMPLED)."""
+    """The marks of one normalised sentence's sampled shingles (see _SAMPLED). (Chinese and
+    Japanese characters are words here, as for short texts: without spaces, a sentence of
+    them was one word, one mark, and two versions of a long text with one name changed
+    shared too few marks to be compared.)"""
+    if not normal.isascii():
+        normal = " ".join(spaced_out(normal).split())
     return tuple(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
 
 

@@ -205,6 +205,32 @@ def test_long_versions_with_one_year_changed_are_marked_conflicting():
     assert versions > 300 and unmarked <= 1, unmarked
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # an answer "Yes." against "No." (a "no" was masked as a negation, a "yes" was not,
+        # so the two short texts shared too few shingles to meet)
+        ("Is the setup fee refundable? Yes.", "Is the setup fee refundable? No."),
+        # a name in quotes (not masked as a name: the two never met)
+        (
+            "The largest desert in Africa is the 'Sahara' by area.",
+            "The largest desert in Africa is the 'Kalahari' by area.",
+        ),
+        # a long Chinese text with one place name changed (its sentences, without spaces,
+        # were one shingle each)
+        (
+            "长城是中国古代的军事防御工程，东起山海关，西至嘉峪关，全长约两万一千多公里。明代的长城大多修建在"
+            "燕山山脉的山脊上，沿线设有许多关隘和烽火台。每年都有大量游客前来参观，其中八达岭和慕田峪是最受欢迎的地段。",
+            "长城是中国古代的军事防御工程，东起山海关，西至嘉峪关，全长约两万一千多公里。明代的长城大多修建在"
+            "太行山山脉的山脊上，沿线设有许多关隘和烽火台。每年都有大量游客前来参观，其中八达岭和慕田峪是最受欢迎的地段。",
+        ),
+    ],
+)
+def test_versions_that_never_met_are_marked_conflicting(a, b):
+    r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
+    assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
+
+
 def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
     # Every copy shares most of its sketch with all the others; only the first, which
     # may be sent, is compared with the later ones, so the copies do not pile up past
