@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -126,6 +127,24 @@ def tokenizer_json(tmp_path):
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
     return path
+
+
+def test_a_request_names_its_tokenizer_json_beside_it(tokenizer_json, tmp_path, monkeypatch, capsys):
+    # (a relative path was read from where satchel ran, not from the request's folder)
+    from satchel.cli import main
+
+    request = {
+        "question": "Q?",
+        "candidates": [{"id": "a", "text": "the lamp"}],
+        "tokenizer": "tokenizer.json",
+    }
+    (tmp_path / "req.json").write_text(json.dumps(request), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["pack", str(tmp_path / "req.json"), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tokenizer"]["name"].startswith("tokenizer.json")
 
 
 def test_a_tokenizer_json_counts_without_its_truncation_or_padding(tokenizer_json, tmp_path):

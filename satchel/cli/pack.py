@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from importlib import resources
 from typing import Any
@@ -37,6 +38,13 @@ def read_request(path: str, question: str | None) -> dict[str, Any]:
     if not text.strip():
         raise InputError(f'{name} is empty; give a JSON request with "candidates" or JSONL candidates')
     data = _parse_request(text, name)
+    tokenizer = data.get("tokenizer")
+    if path != "-" and isinstance(tokenizer, str) and tokenizer.endswith(".json"):
+        # A tokenizer.json the request names by a relative path lies beside the request (as
+        # paths in any config file do), wherever satchel is run from; else where it is run.
+        beside = os.path.join(os.path.dirname(path), tokenizer)
+        if not os.path.isabs(tokenizer) and os.path.isfile(beside):
+            data["tokenizer"] = beside
     if question is not None:
         data["question"] = question
     if not data.get("question"):
