@@ -26,6 +26,7 @@ import difflib
 import functools
 import itertools
 import math
+import os
 import re
 import zlib
 from collections import Counter
@@ -154,8 +155,9 @@ _DECISIVE = frozenset(
     meter meters metre metres ml liter liters litre litres gallon gallons second seconds minute
     minutes hour hours day days week weeks month months year years decade decades century
     centuries percent usd eur gbp dollars euros pounds cents mph kb mb gb tb kw mw volts hz khz
-    mhz ghz celsius fahrenheit tsp tbsp teaspoon teaspoons tablespoon tablespoons cup cups pint
-    pints quart quarts
+    mhz ghz celsius fahrenheit bit bits byte bytes kilobit kilobits kilobyte kilobytes megabit
+    megabits megabyte megabytes gigabit gigabits gigabyte gigabytes terabyte terabytes tsp tbsp
+    teaspoon teaspoons tablespoon tablespoons cup cups pint pints quart quarts
     north south east west northern southern eastern western northeast northwest southeast
     southwest left right
     free paid included excluded includes excludes including excluding approved rejected accepted
@@ -231,12 +233,24 @@ def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
 
 
 def _spelled_alike(a: str, b: str) -> bool:
-    """Whether two lower-case words are one word spelled two ways (see _SPELLED_ALIKE)."""
+    """Whether two lower-case words are one word spelled two ways (see _SPELLED_ALIKE), not
+    one word with another prefix ("male" / "female", "hypertension" / "hypotension")."""
     if a == b:
         return True
     if 2 * min(len(a), len(b)) < _SPELLED_ALIKE * (len(a) + len(b)):
         return False  # (the ratio cannot reach it: spares difflib most pairs)
+    shared = len(os.path.commonprefix([a[::-1], b[::-1]]))  # (the end both words have)
+    if {a[: len(a) - shared], b[: len(b) - shared]} <= _PREFIXES:
+        return False
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= _SPELLED_ALIKE
+
+
+#: Prefixes that make another word of the word they open: two words that differ in one
+#: of these only (or one has it, the other not) are different words, however alike.
+_PREFIXES = frozenset(
+    """ fe hyper hypo inter intra ex im in un dis pre post sub super over under up down out
+    non anti pro mis mal micro macro mega giga kilo milli mono multi bi tri""".split()
+) | {""}
 
 
 def _is_figure(word: str) -> bool:
@@ -275,14 +289,14 @@ def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
 
 def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
     """How many words ``right`` starts into ``left`` when it is ``left`` moved forward
-    by up to ``most`` words (the rest, at least half the shorter text, agreeing word
-    for word), else None. (An overlap of a word or two is no window moved along: a
-    short table opens and ends with "|", and each of its versions read as the other
-    shifted, never compared.)"""
+    by up to ``most`` words (the rest, at least _ANCHOR words or the whole shorter
+    text, agreeing word for word), else None. (An overlap of a word or two is no
+    window moved along: a short table opens and ends with "|", and each of its
+    versions read as the other shifted, never compared.)"""
     if not right:
         return None
     first, k = right[0], -1
-    least = (min(len(left), len(right)) + 1) // 2
+    least = min(_ANCHOR, len(left), len(right))
     while True:
         try:
             k = left.index(first, k + 1, min(most, len(left) - least) + 1)  # where right could start
@@ -491,18 +505,22 @@ def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[
     """
     if not left or not right:
         return None
+    ends = _ENDS_SENTENCE.search
+    # (pieces of other sentences a window cut, apart from what the texts share)
+    cut = ends(left[-1]) and ends(right[-1]) if start else bool(before) and ends(before[-1])
     if max(len(left), len(right)) <= _DETAIL_WORDS:
         if _negated(left, right) or any(map(_is_negation, left)) != any(map(_is_negation, right)):
             return "detail"  # "is refundable." / "is non-refundable.", "can renew." / "cannot renew."
-        ends = _ENDS_SENTENCE.search
-        if ends(left[-1]) and ends(right[-1]) if start else bool(before) and ends(before[-1]):
+        if cut:
             # pieces of other sentences (a capital there opens a sentence, names nothing)
             return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
         # (a detail on one side is enough: "He won ..." / "Einstein won ...", "... is
         # unchanged." / "... is $3.99.")
         changed = any(map(_is_detail, left)) or any(map(_is_detail, right)) or _replaced(left, right)
         return "detail" if changed else None
-    if min(len(left), len(right)) > _DETAIL_WORDS:
+    if min(len(left), len(right)) > _DETAIL_WORDS or cut:
+        # (a few words against many, each the end of another sentence: "Fiori in 2009." /
+        # "... in 1993–94.", a figure there is no changed detail of what they share)
         return "surroundings"
     near_left = left[-_DETAIL_WORDS:] if start else left[:_DETAIL_WORDS]
     near_right = right[-_DETAIL_WORDS:] if start else right[:_DETAIL_WORDS]

@@ -154,7 +154,8 @@ def _item_leads(normal: Sequence[str]) -> dict[str, str]:
     lead = None
     for sentence in normal:
         if sentence.endswith(":") or _HEADING.match(sentence):
-            lead = sentence
+            # (as it names the list: "## Features" and "Features:" lead one list alike)
+            lead = sentence.lstrip("#").strip(" :")
         elif lead is not None and _ITEM.match(sentence):
             leads.setdefault(sentence, lead)
     return leads
@@ -162,13 +163,14 @@ def _item_leads(normal: Sequence[str]) -> dict[str, str]:
 
 def _keep_items_led_elsewhere(normal: Sequence[str], seen: list[str | None], sent: dict[str, str]) -> None:
     """Keep (set ``seen`` to None) each list item already sent that stands here under another
-    heading or lead-in line than where it was sent (or where none led it): "1. Download the
-    installer." under "## macOS" is a step of another procedure than under "## Windows",
-    and "- Priority support" under "Enterprise includes:" says what that plan has. Without
-    it, the list here would lose steps or features it has. (An item before any such line,
-    a window cut inside a list, cannot tell: it goes, as any sentence sent.)"""
+    heading or lead-in line than where it was sent: "1. Download the installer." under
+    "## macOS" is a step of another procedure than under "## Windows", and "- Priority
+    support" under "Enterprise includes:" says what that plan has. Without it, the list
+    here would lose steps or features it has. (An item before any such line, here or where
+    it was sent, a window cut inside a list, cannot tell: it goes, as any sentence sent.)"""
     for item, lead in _item_leads(normal).items():
-        if sent.get(item) != lead:
+        where = sent.get(item)
+        if where is not None and where != lead:
             for k in itertools.compress(range(len(normal)), map(item.__eq__, normal)):
                 seen[k] = None
 

@@ -231,6 +231,51 @@ def test_versions_that_never_met_are_marked_conflicting(a, b):
     assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
 
 
+def test_overlapping_windows_without_offsets_are_a_shift_on_a_few_words():
+    # (overlapping by 15 of 33 words, the second was no longer read as the first moved
+    # along, and went as a near-duplicate with the age it adds)
+    w7 = (
+        "2013 Brazilian Grand Prix. Max Verstappen is the youngest winner of a Grand Prix; he was 18 years "
+        "and 227 days old when he won the 2016 Spanish Grand Prix. Luigi Fagioli is the oldest winner of a "
+        "Formula One"
+    )
+    w8 = (
+        "the 2016 Spanish Grand Prix. Luigi Fagioli is the oldest winner of a Formula One Grand Prix; he "
+        "was 53\xa0years and 22\xa0days old when he won the 1951 French Grand Prix."
+    )
+    r = satchel.pack([{"id": "w7", "text": w7}, {"id": "w8", "text": w8}], "Who is the oldest winner?")
+    assert r.entry("w8").kept and "53\xa0years" in r.text
+
+
+def test_figures_in_other_sentences_before_a_shared_passage_are_no_changed_detail():
+    shared = (
+        "The dynasty was founded by the Jurchen clan in the north. It ruled the country for nearly three "
+        "centuries and left a large body of written records behind."
+    )
+    a = f"Fiori in 2009. {shared}"
+    b = (
+        "Toronto Maple Leafs. The Rangers were the first franchise in the United States to win the cup, "
+        f"which they last won in 1993–94. {shared}"
+    )
+    assert difference(a, b) == "surroundings"
+    assert find_duplicates([a, b]).conflicts == {}
+
+
+@pytest.mark.parametrize(
+    ("word", "other"),
+    [
+        ("male", "female"),
+        ("hypertension", "hypotension"),
+        ("interstate", "intrastate"),
+        ("megabits", "megabytes"),
+    ],
+)
+def test_words_alike_but_for_a_prefix_or_a_unit_are_other_words(word, other):
+    # (their letters are 0.8 alike: they were taken for one word spelled two ways)
+    text = "The study enrolled {} patients from the northern clinics over two years of follow-up."
+    assert difference(text.format(word), text.format(other)) == "detail"
+
+
 def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
     # Every copy shares most of its sketch with all the others; only the first, which
     # may be sent, is compared with the later ones, so the copies do not pile up past
@@ -1085,6 +1130,22 @@ def test_list_items_stay_under_another_heading_or_lead_in_than_where_they_were_s
     cut = "- Ten projects.\n- Two seats for the team."
     r = satchel.pack([{"id": "a", "text": pro}, {"id": "b", "text": cut}], "q?")
     assert [s.text for s in r.sources] == [pro, "- Two seats for the team."]
+
+
+def test_a_list_item_sent_where_nothing_led_it_or_under_the_same_name_goes():
+    items = "- Offline maps for every country.\n- Ten saved places."
+    cut = {"id": "a", "text": items}  # a window cut inside the list: nothing leads it
+    r = satchel.pack([cut, {"id": "b", "text": f"## Features\n{items}\n- A night mode."}], "q?")
+    assert [s.text for s in r.sources] == [items, "## Features\n- A night mode."]
+    # "## Features" and "Features:" name one list alike
+    r = satchel.pack(
+        [
+            {"id": "a", "text": f"Features:\n{items}"},
+            {"id": "b", "text": f"## Features\n{items}\n- A night mode."},
+        ],
+        "q?",
+    )
+    assert [s.text for s in r.sources][1] == "## Features\n- A night mode."
 
 
 def test_markdown_that_opened_its_own_line_loses_the_sentence_sent_before_it():
