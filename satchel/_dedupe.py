@@ -142,6 +142,8 @@ _COMMON = frozenset(
     """a an the it its this that these those there he she they we i you in on at for and but or if
     when then so as""".split()
 )
+#: the end of a contraction ("'s" of "It's", "'re" of "They're", "'ll")
+_CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m)\Z", re.IGNORECASE)
 #: what joins two words into one without a space: dashes, a hyphen, a slash
 _JOINED = re.compile(r"[-‐‑‒–—―/]+")
 #: Qualifiers, units and words of one polarity or direction: changed, they change what a
@@ -178,7 +180,8 @@ def _is_detail(word: str) -> bool:
         # "できません", "包含" / "不包含": any change is a detail, and the texts both stay)
         return True
     return any(
-        (part[0].isupper() and part.lower() not in _COMMON) or part.lower() in _DECISIVE
+        # (a contraction as the word it shortens: "It's", "There's" open sentences, name nothing)
+        (part[0].isupper() and _CONTRACTION.sub("", part).lower() not in _COMMON) or part.lower() in _DECISIVE
         for part in _JOINED.split(core)
         if part
     )
@@ -214,6 +217,10 @@ def _replaced(left: Sequence[str], right: Sequence[str]) -> bool:
         theirs = [w for w in theirs if w not in _CONTRACTED]
     if not (mine and theirs):
         return False
+    if len(mine) == len(theirs):  # one for one, in order: each word against its own
+        return not all(map(_spelled_alike, mine, theirs))
+    if len(mine) * len(theirs) > _DETAIL_WORDS * _DETAIL_WORDS * 4:
+        return True  # (many words against many others: replaced, without comparing each pair)
     return any(not any(_spelled_alike(w, t) for t in theirs) for w in mine) and any(
         not any(_spelled_alike(t, w) for w in mine) for t in theirs
     )

@@ -22,10 +22,12 @@ from typing import cast
 from ._sentences import (
     _ENDS_SENTENCE,
     _HEADING,
+    _HEADING_MARK,
     _ITEM_MARK,
     _ITEM_OR_ROW,
     _NUMBER_MARK,
     _OPENERS,
+    _ROW_MARK,
     SentenceCache,
     Split,
     _is_key,
@@ -125,7 +127,7 @@ def _keep_answered(
 
 #: Markdown that means something only where it opens a line: a code fence, a heading, a list
 #: item, a table row or a quote
-_OPENS_BLOCK = re.compile(r"(?:`{3}|~{3}|#{1,6}[ \t]|[-*+•>][ \t]|\d{1,3}[.)][ \t]|\|)")
+_OPENS_BLOCK = re.compile(f"`{{3}}|~{{3}}|>[ \\t]|{_HEADING_MARK}|{_ITEM_MARK}|{_NUMBER_MARK}|{_ROW_MARK}")
 
 
 def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
@@ -136,9 +138,10 @@ def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
     kept so may open a run itself.)"""
     for k in range(len(seen) - 1, 0, -1):
         if seen[k - 1] and not seen[k] and _OPENS_BLOCK.match(_sentence(text, split, k)):
-            start = split.spans[k][0]
-            line = text.rfind("\n", 0, start) + 1
-            if text[line:start].strip(" \t"):  # (one that opened its line there opens it here too)
+            at = split.spans[k][0]
+            while at and text[at - 1] in " \t":
+                at -= 1
+            if at and text[at - 1] != "\n":  # (one that opened its line there opens it here too)
                 seen[k - 1] = None
 
 
@@ -168,15 +171,19 @@ def _keep_items_led_elsewhere(normal: Sequence[str], seen: list[str | None], sen
     support" under "Enterprise includes:" says what that plan has. Without it, the list
     here would lose steps or features it has. (An item before any such line, here or where
     it was sent, a window cut inside a list, cannot tell: it goes, as any sentence sent.)"""
-    for item, lead in _item_leads(normal).items():
-        where = sent.get(item)
-        if where is not None and where != lead:
-            for k in itertools.compress(range(len(normal)), map(item.__eq__, normal)):
-                seen[k] = None
+    led_elsewhere = {
+        item
+        for item, lead in _item_leads(normal).items()
+        if (where := sent.get(item)) is not None and where != lead
+    }
+    if led_elsewhere:
+        for k in itertools.compress(range(len(normal)), map(led_elsewhere.__contains__, normal)):
+            seen[k] = None
 
 
-#: a field: a short name, a colon and a value ("Plus: $3.99", "Contact: Anna Berg")
-_FIELD = re.compile(r"[^\s:][^:\n]{0,30}: \S")
+#: a field: a short name, a colon and a value with a figure or a name ("Plus: $3.99",
+#: "Contact: Anna Berg"; "Except: not" is a piece of a sentence)
+_FIELD = re.compile(r"[^\s:][^:\n]{0,30}: [^\n]*[0-9$€£A-Z]")
 
 
 def _says_nothing_alone(text: str, answers: set[str]) -> bool:

@@ -81,6 +81,7 @@ _REGISTRY: dict[str, ModelProfile] = {
         _openai("gpt-4-0125-preview", 128_000, "cl100k_base"),
         _openai("gpt-4-turbo-preview", 128_000, "cl100k_base"),
         _openai("gpt-4-vision-preview", 128_000, "cl100k_base"),
+        _openai("gpt-4-1106-vision-preview", 128_000, "cl100k_base"),
     )
 }
 

@@ -180,8 +180,11 @@ def _object(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     last silently: ``{"text": "first half", "text": "second half"}`` sent half a chunk)."""
     made = dict(pairs)
     if len(made) != len(pairs):
-        twice = next(key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1)
-        raise InputError(f"{where} gives the key {twice!r} twice in one object; keep one of them")
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InputError(f"{where} gives the key {key!r} twice in one object; keep one of them")
+            seen.add(key)
     return made
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import satchel
 from bench import _data
+from satchel import _dedupe
 from satchel._dedupe import (
     DedupeReport,
     _masked_words,
@@ -274,6 +275,35 @@ def test_words_alike_but_for_a_prefix_or_a_unit_are_other_words(word, other):
     # (their letters are 0.8 alike: they were taken for one word spelled two ways)
     text = "The study enrolled {} patients from the northern clinics over two years of follow-up."
     assert difference(text.format(word), text.format(other)) == "detail"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "It is possible to change the plan at any time from the account page.",
+            "It's possible to change the plan at any time from the account page.",
+        ),
+        (
+            "There is a fee for changing the plan more than twice a year.",
+            "There's a fee for changing the plan more than twice a year.",
+        ),
+    ],
+)
+def test_a_contraction_that_opens_a_text_is_an_edit(a, b):
+    # ("It's" read as a name, capitalised and not a common opening word: a changed detail)
+    assert difference(a, b) is None
+
+
+def test_a_long_passage_respelled_is_judged_without_comparing_every_word_pair():
+    # (each word of a long replacement was compared with each of the other: 2,000 words
+    # respelled took 30 s; now the words are paired one for one)
+    rng = random.Random(3)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(8)) for _ in range(1500)]
+    respelled = [w[:-1] + ("a" if w[-1] != "a" else "b") for w in words]  # (each 0.875 alike)
+    left, right = ["Start", "here", *words, "end", "now."], ["Start", "here", *respelled, "end", "now."]
+    assert not _dedupe._replaced(words, respelled) and _dedupe._replaced(words, list(reversed(words)))
+    assert difference(" ".join(left), " ".join(right)) is None
 
 
 def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
@@ -724,6 +754,10 @@ def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
     report = find_duplicates([" ".join(words), " ".join(edited)])
     assert 1 in report.duplicate_of and report.duplicate_of[1][0] == 0
     assert report.duplicate_of[1][1] >= 0.8
+    # the same words put in place of every 40th one: the two meet as well, and the words
+    # replaced make them conflicting versions
+    replaced = [w if k % 40 else e.split()[0] for k, (w, e) in enumerate(zip(words, edited, strict=True))]
+    assert find_duplicates([" ".join(words), " ".join(replaced)]).conflicts == {0: (1,), 1: (0,)}
 
 
 def test_a_passage_in_other_surroundings_is_neither_a_duplicate_nor_a_conflict():
@@ -1146,6 +1180,30 @@ def test_a_list_item_sent_where_nothing_led_it_or_under_the_same_name_goes():
         "q?",
     )
     assert [s.text for s in r.sources][1] == "## Features\n- A night mode."
+
+
+def test_whether_a_list_item_goes_does_not_hang_on_another_source():
+    # (an unrelated list with a lead-in line, ranked first, made the items of a list sent
+    # without one stay, where without it they went)
+    c1 = "- Unlimited projects for the team.\n- Priority email support within a day.\n- Weekly backups."
+    c2 = "The Enterprise plan includes:\n- Unlimited projects for the team.\n- Weekly backups.\n- SSO."
+    other = "Other notes:\n- Gift cards never expire here."
+    alone = satchel.pack([{"id": "c1", "text": c1}, {"id": "c2", "text": c2}], "q?")
+    beside = satchel.pack(
+        [{"id": "o", "text": other}, {"id": "c1", "text": c1}, {"id": "c2", "text": c2}], "q?"
+    )
+    assert (
+        alone.sources[-1].text
+        == beside.sources[-1].text
+        == "The Enterprise plan includes:\n- SSO."
+    )
+
+
+def test_a_piece_with_a_colon_but_nothing_said_after_it_is_no_field():
+    a = "The new pricing takes effect on 1 March."
+    for piece in ("Except: not", "Note: never"):
+        r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": f"{a} {piece}"}], "q?")
+        assert [s.text for s in r.sources] == [a]
 
 
 def test_markdown_that_opened_its_own_line_loses_the_sentence_sent_before_it():

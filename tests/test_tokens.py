@@ -88,6 +88,7 @@ def test_models_pick_their_encoding_and_window():
         ("gpt-4-0613", 8_192),
         ("gpt-4-32k-0613", 32_768),
         ("gpt-4-1106-preview", 128_000),
+        ("gpt-4-1106-vision-preview", 128_000),
         ("gpt-4-turbo-2024-04-09", 128_000),
     ],
 )
