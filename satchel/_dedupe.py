@@ -324,6 +324,15 @@ def _offset(kept: list[str], new: list[str]) -> int | None:
     return None if k is None else -k
 
 
+def _apart(mine: list[str], theirs: list[str]) -> bool:
+    """Whether each of two long texts has more words of its own than a few changed details
+    make (as sets, in C): texts further apart than that are related, not versions of one
+    text, and need no word-by-word alignment to tell."""
+    own = 4 * _DETAIL_WORDS
+    words, others = set(mine), set(theirs)
+    return len(words - others) > own and len(others - words) > own
+
+
 def _adds_words(offset: int | None, new: list[str], kept: list[str]) -> bool:
     """Whether the window ``new``, ``offset`` words from ``kept``, has words ``kept`` lacks."""
     if offset is None:
@@ -745,6 +754,8 @@ def _near_duplicates(
                 if texts[k] not in plain:
                     plain[texts[k]] = cache.plain_words(splits[k])
             mine, theirs = plain[text], plain[texts[j]]
+            if similarity < near and not (short[i] and short[j]) and _apart(mine, theirs):
+                continue  # (below the threshold, only a few words changed can make a conflict)
             offset = _offset(theirs, mine)
             if _adds_words(offset, mine, theirs):
                 continue  # a shifted window with words of its own: the ledger sends the new part

@@ -182,6 +182,8 @@ def attribute_value(value: Any) -> str:
     as items joined by ", ", sets the same with their items sorted, dicts as JSON with
     sorted keys (empty when there is no value: None, NaN or blank). The same value shows
     the same in every process (a set's own order changes with the hash seed)."""
+    if isinstance(value, str):  # (the usual value, asked for every source: no list made)
+        return value if value.strip() else ""
     return _shown(value, [])
 
 

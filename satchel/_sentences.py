@@ -104,8 +104,8 @@ def sentence_marks(normal: str) -> tuple[int, ...]:
     Japanese characters are words here, as for short texts: without spaces, a sentence of
     them was one word, one mark, and two versions of a long text with one name changed
     shared too few marks to be compared.)"""
-    if not normal.isascii():
-        normal = " ".join(spaced_out(normal).split())
+    if not normal.isascii() and (spaced := spaced_out(normal)) is not normal:
+        normal = " ".join(spaced.split())
     return tuple(map(zlib.crc32, _SAMPLED.findall(b" " + _utf8(normal))))
 
 

@@ -1192,11 +1192,7 @@ def test_whether_a_list_item_goes_does_not_hang_on_another_source():
     beside = satchel.pack(
         [{"id": "o", "text": other}, {"id": "c1", "text": c1}, {"id": "c2", "text": c2}], "q?"
     )
-    assert (
-        alone.sources[-1].text
-        == beside.sources[-1].text
-        == "The Enterprise plan includes:\n- SSO."
-    )
+    assert alone.sources[-1].text == beside.sources[-1].text == "The Enterprise plan includes:\n- SSO."
 
 
 def test_a_piece_with_a_colon_but_nothing_said_after_it_is_no_field():
