@@ -22,12 +22,11 @@ from typing import cast
 from ._sentences import (
     _ENDS_SENTENCE,
     _HEADING,
-    _HEADING_MARK,
     _ITEM_MARK,
     _ITEM_OR_ROW,
     _NUMBER_MARK,
     _OPENERS,
-    _ROW_MARK,
+    OPENS_BLOCK,
     SentenceCache,
     Split,
     _is_key,
@@ -125,11 +124,6 @@ def _keep_answered(
             seen[k] = None
 
 
-#: Markdown that means something only where it opens a line: a code fence, a heading, a list
-#: item, a table row or a quote
-_OPENS_BLOCK = re.compile(f"`{{3}}|~{{3}}|>[ \\t]|{_HEADING_MARK}|{_ITEM_MARK}|{_NUMBER_MARK}|{_ROW_MARK}")
-
-
 def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
     """Keep (set ``seen`` to None) each sentence already sent that stands, on its line, before
     one kept that opens with Markdown of a line's start ("。```python", ". # of users"): with
@@ -137,7 +131,7 @@ def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
     fence, a heading or a list item it never was. (From the last sentence back: a sentence
     kept so may open a run itself.)"""
     for k in range(len(seen) - 1, 0, -1):
-        if seen[k - 1] and not seen[k] and _OPENS_BLOCK.match(_sentence(text, split, k)):
+        if seen[k - 1] and not seen[k] and OPENS_BLOCK.match(_sentence(text, split, k)):
             at = split.spans[k][0]
             while at and text[at - 1] in " \t":
                 at -= 1
@@ -272,7 +266,8 @@ class Ledger:
             _keep_answered(split.normal, seen, answers, questions)
         if not any(seen):  # every sentence sent before stays (for its context): the text as it came
             return Fresh(text, (), split.keys)
-        _keep_line_opening(text, split, seen)
+        if not self._cache.opens_block.isdisjoint(split.normal):  # (found in C: most texts have none)
+            _keep_line_opening(text, split, seen)
         if "\n" in text and self._leads is not None:
             _keep_items_led_elsewhere(split.normal, seen, self._leads)
         if not any(seen):

@@ -148,6 +148,10 @@ _HEADING_MARK = r"#{1,6}[ \t]"
 _ITEM_MARK = r"[-*+•][ \t]"
 _NUMBER_MARK = r"(\d{1,3})[.)][ \t]"
 _ROW_MARK = r"\|"
+#: Markdown that means something only where it opens a line (see _ledger._keep_line_opening):
+#: a code fence, a quote, a heading, a list item or a table row; and the characters it opens with
+OPENS_BLOCK = re.compile(f"`{{3}}|~{{3}}|>[ \\t]|{_HEADING_MARK}|{_ITEM_MARK}|{_NUMBER_MARK}|{_ROW_MARK}")
+_BLOCK_STARTS = frozenset("`~>#-*+•|0123456789")
 #: A line break before a heading, a list item or a table row ends the sentence before it, as
 #: a blank line does. (Only these: hard-wrapped prose breaks its sentences at any word.)
 _OPENS_LINE = re.compile(f"{_HEADING_MARK}|{_ITEM_MARK}|{_ROW_MARK}")
@@ -570,6 +574,7 @@ class SentenceCache:
 
     __slots__ = (
         "_anaphora",
+        "_openers",
         "_answers",
         "_questions",
         "_grown",
@@ -590,6 +595,7 @@ class SentenceCache:
         #: the normalised sentences that count as repeats, and the test for one (run in C)
         self._keys: set[str] = set()
         self._anaphora: set[str] = set()  # those of them that refer back (see refer_back)
+        self._openers: set[str] = set()  # see opens_block
         self._answers: set[str] = set()  # see short_answers
         self._questions: set[str] = set()  # see questions
         self._is_key = self._keys.__contains__
@@ -796,6 +802,8 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
+        if key[:1] in _BLOCK_STARTS and OPENS_BLOCK.match(key):
+            self._openers.add(key)
         words = key.count(" ") + 1
         # (a Chinese or Japanese character counts as a word too: their words run together)
         self._words[key] = words if key.isascii() else words + _unspaced_characters(key)
@@ -823,6 +831,12 @@ class SentenceCache:
         """The normalised sentences split here that count as repeats and ask a question: the
         sentence after one answers it (see Ledger.fresh). Read, not changed, by its users."""
         return self._questions
+
+    @property
+    def opens_block(self) -> set[str]:
+        """The normalised sentences split here that open with Markdown of a line's start (see
+        OPENS_BLOCK). Read, not changed, by its users."""
+        return self._openers
 
     @property
     def refer_back(self) -> set[str]:
