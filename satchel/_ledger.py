@@ -378,18 +378,24 @@ class Ledger:
         source_id: str,
         keys: Sequence[str] | None = None,
         around: Sequence[str] | None = None,
+        joined: str | None = None,
     ) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
         ``around``: the normalised sentences of the text :meth:`fresh` left it of, whose
-        order says what stood around each sentence (see _in_context)."""
+        order says what stood around each sentence (see _in_context); ``joined``: the
+        window that made ``text`` (a merged source) by joining it, whose list items are
+        noted with what leads them (a document's windows merging one by one were each read
+        whole again)."""
         if keys is None or around is None:
             split = self._cache.split(text)  # (once, for either)
             keys = split.keys if keys is None else keys
             around = split.normal if around is None else around
         sent = self._sent
         self._note_context(around)
-        if "\n" in text:  # (a list item is led by a line before it)
-            for key, lead in _item_leads(around).items():
+        items = around if joined is None else self._cache.split(joined).normal
+        # (a list item is led by a line before it; most texts hold none, found in C)
+        if "\n" in (text if joined is None else joined) and not self._cache.opens_block.isdisjoint(items):
+            for key, lead in _item_leads(items).items():
                 if self._leads is None:
                     self._leads = {}
                 self._leads.setdefault(key, lead)
