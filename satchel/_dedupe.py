@@ -568,6 +568,19 @@ SHORT_TEXT = 64
 Place = tuple[str, int, int]
 
 
+#: Short texts of fewer words than this are not indexed by their words left out (see
+#: _one_off): "Yes." and "Approved." are different answers, not versions of one.
+_ONE_OFF_LEAST = 4
+
+
+def _one_off(words: Sequence[str]) -> list[int]:
+    """A short text's words, each left out in turn, as hashes: two texts of as many words that
+    differ in one word share the key of that word left out."""
+    if len(words) < _ONE_OFF_LEAST:
+        return []
+    return [hash((k, *words[:k], *words[k + 1 :])) for k in range(len(words))]
+
+
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
     """The marks of every 3-shingle of a short text (a text of fewer words is one shingle)."""
     if len(words) < 3:
@@ -695,11 +708,16 @@ def _near_duplicates(
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
     need: dict[int, int] = {}  # sketch entries a text must share with another to be checked
+    # short texts by each of their words left out (see _one_off): versions of one sentence
+    # with one plain word changed ("son" / "daughter") share too few shingles to meet
+    one_off: dict[int, list[int]] = {}
     for i, text in enumerate(texts):
         if i in duplicate_of:
             continue
         short[i] = cache.words(splits[i]) < SHORT_TEXT
         details = None
+        versions: set[int] = set()  # short texts that differ from this one in one word
+        keys: list[int] = []
         if not short[i]:
             shingles = cache.marks(splits[i])
         else:
@@ -709,6 +727,11 @@ def _near_duplicates(
             masked = _masked_words(text)
             shingles = _all_shingles(masked)
             details = _details_key(text, masked)
+            keys = _one_off(cache.plain_words(splits[i]))
+            for key in keys:
+                posting = one_off.setdefault(key, [])
+                versions.update(posting[:_CROWD_PARTNERS])
+                posting.append(i)
         shingle_sets[i] = shingles
         hits: list[int] = []
         sketch = _sketch(shingles)
@@ -733,10 +756,10 @@ def _near_duplicates(
         met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
         least = need[i]
-        for j in sorted(j for j, shared in met.items() if shared >= least or shared >= need[j]):
+        for j in sorted({j for j, shared in met.items() if shared >= least or shared >= need[j]} | versions):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
-            if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)):
+            if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)) and j not in versions:
                 continue
             inter = len(shingles & other)
             similarity = inter / (size + len(other) - inter)
@@ -746,7 +769,7 @@ def _near_duplicates(
             # words measured 0.75 at times): further apart, they are merely related
             # (overlapping windows, say), not conflicting.
             margin = CONFLICT_MARGIN if short[i] and short[j] else _SAMPLED_MARGIN
-            if similarity < near - margin:
+            if similarity < near - margin and j not in versions:
                 continue
             if places is not None and _neighbours(places[i], places[j], text, texts[j]):
                 continue  # one document's windows: neighbour merging sends them once
@@ -785,6 +808,8 @@ def _near_duplicates(
             conflicts.setdefault(i, []).append(j)
             conflicts.setdefault(j, []).append(i)
         if i in duplicate_of:
+            for key in keys:
+                one_off[key].pop()
             # Only texts that may be sent are compared with later ones, so a duplicate
             # leaves the index again (it went in last under each of its entries): a
             # thousand copies of one text leave one text there, not a thousand (past

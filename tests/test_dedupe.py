@@ -225,11 +225,26 @@ def test_long_versions_with_one_year_changed_are_marked_conflicting():
             "长城是中国古代的军事防御工程，东起山海关，西至嘉峪关，全长约两万一千多公里。明代的长城大多修建在"
             "太行山山脉的山脊上，沿线设有许多关隘和烽火台。每年都有大量游客前来参观，其中八达岭和慕田峪是最受欢迎的地段。",
         ),
+        # short sentences that differ in one plain word: too few shingles alike to meet
+        (
+            "She has a son who lives in Paris with her family.",
+            "She has a daughter who lives in Paris with her family.",
+        ),
+        (
+            "Members of the club can renew online every year.",
+            "Members of the club cannot renew online every year.",
+        ),
+        ("The refund was approved.", "The refund was rejected."),
     ],
 )
 def test_versions_that_never_met_are_marked_conflicting(a, b):
     r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": b}], "q?")
     assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
+
+
+def test_one_word_answers_are_no_versions_of_each_other():
+    r = satchel.pack([{"id": "a", "text": "Approved."}, {"id": "b", "text": "Rejected."}], "q?")
+    assert r.entry("b").kept and r.entry("b").conflicts_with == ()
 
 
 def test_overlapping_windows_without_offsets_are_a_shift_on_a_few_words():
