@@ -729,9 +729,9 @@ def _near_duplicates(
             details = _details_key(text, masked)
             keys = _one_off(cache.plain_words(splits[i]))
             for key in keys:
-                posting = one_off.setdefault(key, [])
-                versions.update(posting[:_CROWD_PARTNERS])
-                posting.append(i)
+                alike_but_one = one_off.setdefault(key, [])
+                versions.update(alike_but_one[:_CROWD_PARTNERS])
+                alike_but_one.append(i)
         shingle_sets[i] = shingles
         hits: list[int] = []
         sketch = _sketch(shingles)
