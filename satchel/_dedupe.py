@@ -506,7 +506,8 @@ def _punctuation_apart(left: list[str], right: list[str]) -> bool:
 def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[str] = ()) -> str | None:
     """How two texts differ at one end (``start``: before what they share; else after it).
 
-    Words only one of them has there are no difference. A few words against a
+    A few words only one of them has there are no difference; more are other
+    surroundings. A few words against a
     few are a changed detail with a detail on either side ("He won" / "Einstein
     won", "is unchanged." / "is $3.99."), a negation on one ("is refundable." /
     "is non-refundable.", "can" / "cannot": as inside a text, a negation changed
@@ -520,7 +521,11 @@ def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[
     other's negated. Many against many are other surroundings.
     """
     if not left or not right:
-        return None
+        # Words only one has: a few are a window cut elsewhere; more are a passage of its
+        # own (a sentence put in before the first long shared run), which dropped with it
+        # as an edit never reached the prompt. (A window that merely runs further is a
+        # shift, found before this.)
+        return "surroundings" if len(left or right) > _DETAIL_WORDS else None
     ends = _ENDS_SENTENCE.search
     # (pieces of other sentences a window cut, apart from what the texts share)
     cut = ends(left[-1]) and ends(right[-1]) if start else bool(before) and ends(before[-1])

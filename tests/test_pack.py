@@ -165,6 +165,16 @@ RETURNS_MORE = (
 )
 
 
+def test_a_sentence_a_version_puts_in_near_its_start_is_sent():
+    # (before the first long run the two share, words only one has were taken for a window
+    # cut elsewhere, and the version went as a near-duplicate with its new sentence)
+    base = RETURNS + " " + RETURNS_MORE
+    added = "Parcels from the islands go through the ferry depot first."
+    longer = base.replace("Returns are simple. ", f"Returns are simple. {added} ")
+    r = satchel.pack([{"id": "A", "text": base}, {"id": "B", "text": longer}], "q?")
+    assert r.entry("B").kept and [s.text for s in r.sources] == [base, added]
+
+
 def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
     # A word spelled another way in a long paragraph is a near-duplicate; a number (in
     # digits or in words), one that turns the statement around, or any other word put in
@@ -494,7 +504,9 @@ def test_a_version_dropped_for_want_of_room_says_why_it_was_not_merged():
 def test_windows_of_one_document_far_apart_merge_rather_than_count_as_near_duplicates():
     # Long windows shifted by more words than a shifted copy is looked for: similar
     # enough to be near-duplicates by their words, but the offsets say they are one
-    # document's neighbours, so the second adds its words to the first.
+    # document's neighbours, so the second adds its words to the first. (Without them,
+    # the second is sent for the 40 words it has of its own; dropped as a near-duplicate,
+    # they never reached the prompt.)
     words = " ".join(["alpha beta gamma delta epsilon zeta eta theta"] * 5).split()
     words = [f"{w}{k // 8}" if k % 3 else w for k, w in enumerate(words * 12)][:440]
     doc = " ".join(words)
@@ -502,7 +514,8 @@ def test_windows_of_one_document_far_apart_merge_rather_than_count_as_near_dupli
     b_start = len(" ".join(words[:40])) + 1
     a = {"id": "a", "doc_id": "d", "start": 0, "end": a_end, "text": doc[:a_end]}
     b = {"id": "b", "doc_id": "d", "start": b_start, "end": len(doc), "text": doc[b_start:]}
-    assert satchel.pack([a, {**b, "doc_id": "e"}], "q?").entry("b").reason.startswith("duplicate: near")
+    apart = satchel.pack([a, {**b, "doc_id": "e"}], "q?").entry("b")
+    assert (apart.reason, apart.conflicts_with) == ("admitted", ())
     r = satchel.pack([a, b], "q?")
     assert r.entry("b").merged_into == "a" and [s.text for s in r.sources] == [doc]
 
