@@ -227,9 +227,18 @@ def check_utf8(value: str, what: str) -> None:
         ) from None
 
 
+#: the optional fields that hold text, where NaN (a dataframe's gap in a column of text) is
+#: a field not given, as None is; a NaN score, rank or offset is still refused
+_TEXT_FIELDS = ("doc_id", "title", "section", "updated", "role")
+
+
 def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
+    for name in _TEXT_FIELDS:
+        value = getattr(chunk, name)
+        if isinstance(value, float) and math.isnan(value):  # a dataframe's gap in a text column
+            set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():
         raise InputError(

@@ -346,3 +346,13 @@ def test_a_year_or_a_month_is_an_iso_date_too():
         satchel.PackError, match=r"updated='2026-13' is not an ISO date; write it as YYYY-MM-DD"
     ):
         satchel.pack([{"id": "a", "text": "x", "updated": "2026-13"}], "q?")
+
+
+def test_nan_in_a_field_of_text_is_a_field_not_given():
+    # (a dataframe's gap in a column of text; a NaN score stays refused)
+    nan = float("nan")
+    chunk = {"id": "a", "text": "x", "title": nan, "section": nan, "doc_id": nan, "updated": nan, "role": nan}
+    r = satchel.pack([chunk], "q?")
+    assert r.entry("a").kept and r.sources[0].attributes == ()
+    with pytest.raises(satchel.PackError, match="score=nan is not finite"):
+        satchel.pack([{"id": "a", "text": "x", "score": nan}], "q?")
