@@ -19,6 +19,7 @@ files (logs, requests, query sets, options) goes through them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
@@ -303,15 +304,19 @@ def read_log(
     unreadable to ``satchel trace``).
     """
     name = os.fspath(path)
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the log {name!r}: {exc.strerror}; write one with `satchel pack --log {name}`"
-        ) from None
-    with handle:
+    if name == "-":  # (a log piped in: `... | satchel trace -`)
+        handle: Any = contextlib.nullcontext(sys.stdin.buffer)
+        name = "stdin"
+    else:
+        try:
+            handle = open(path, "rb")
+        except OSError as exc:
+            raise InputError(
+                f"cannot read the log {name!r}: {exc.strerror}; write one with `satchel pack --log {name}`"
+            ) from None
+    with handle as lines:
         fix = "a Satchel log holds one JSON record per line; remove or repair that line"
-        for number, (where, record) in enumerate(json_lines(handle, name, fix, damaged), start=1):
+        for number, (where, record) in enumerate(json_lines(lines, name, fix, damaged), start=1):
             missing = [k for k in LOG_KEYS if not isinstance(record, dict) or k not in record]
             if missing:
                 raise InputError(

@@ -214,3 +214,15 @@ def test_a_torn_line_is_skipped_when_asked_and_trace_shows_the_rest(tmp_path, re
     assert main(["trace", str(log), "--all"]) == 0
     out, err = capsys.readouterr()
     assert "record 2 of 2" in out and "skipped" in err and "line 2" in err
+
+
+def test_trace_reads_a_log_from_stdin(tmp_path, capsys, monkeypatch):
+    import io
+    import sys
+
+    log = tmp_path / "packs.jsonl"
+    main(["pack", "--example", "--log", str(log)])
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(log.read_bytes()), encoding="utf-8"))
+    assert main(["trace", "-"]) == 0
+    assert capsys.readouterr().out.startswith("record 1 of 1, logged ")

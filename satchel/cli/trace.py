@@ -14,7 +14,9 @@ from . import command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOG", help="a JSONL manifest log (written by `satchel pack --log LOG`)")
+    p.add_argument(
+        "log", metavar="LOG", help="a JSONL manifest log (written by `satchel pack --log LOG`); - for stdin"
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--index",
