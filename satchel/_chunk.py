@@ -237,7 +237,8 @@ def _check(chunk: Chunk) -> None:
     set_ = object.__setattr__
     for name in _TEXT_FIELDS:
         value = getattr(chunk, name)
-        if isinstance(value, float) and math.isnan(value):  # a dataframe's gap in a text column
+        # (a dataframe's gap in a text column; numpy's float32 is no float subclass)
+        if isinstance(value, numbers.Real) and not isinstance(value, int) and math.isnan(value):
             set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():

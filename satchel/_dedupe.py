@@ -239,13 +239,17 @@ def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
     return out, contracted
 
 
+@functools.lru_cache(maxsize=4096)  # (the versions of a template swap the same few words)
 def _spelled_alike(a: str, b: str) -> bool:
     """Whether two lower-case words are one word spelled two ways (see _SPELLED_ALIKE), not
     one word with another prefix ("male" / "female", "hypertension" / "hypotension")."""
     if a == b:
         return True
-    if 2 * min(len(a), len(b)) < _SPELLED_ALIKE * (len(a) + len(b)):
+    least = _SPELLED_ALIKE * (len(a) + len(b))
+    if 2 * min(len(a), len(b)) < least:
         return False  # (the ratio cannot reach it: spares difflib most pairs)
+    if 2 * sum(min(a.count(c), b.count(c)) for c in set(a).intersection(b)) < least:
+        return False  # (nor with the letters the two share, however they align)
     shared = len(os.path.commonprefix([a[::-1], b[::-1]]))  # (the end both words have)
     if {a[: len(a) - shared], b[: len(b) - shared]} <= _PREFIXES:
         return False
@@ -296,14 +300,14 @@ def _negated(left: Sequence[str], right: Sequence[str]) -> bool:
 
 def _shift(left: list[str], right: list[str], most: int = 32) -> int | None:
     """How many words ``right`` starts into ``left`` when it is ``left`` moved forward
-    by up to ``most`` words (the rest, at least _ANCHOR words or the whole shorter
+    by up to ``most`` words (the rest, at least _ANCHOR words or half the shorter
     text, agreeing word for word), else None. (An overlap of a word or two is no
     window moved along: a short table opens and ends with "|", and each of its
     versions read as the other shifted, never compared.)"""
     if not right:
         return None
     first, k = right[0], -1
-    least = min(_ANCHOR, len(left), len(right))
+    least = min(_ANCHOR, (min(len(left), len(right)) + 1) // 2)
     while True:
         try:
             k = left.index(first, k + 1, min(most, len(left) - least) + 1)  # where right could start
@@ -735,7 +739,9 @@ def _near_duplicates(
             keys = _one_off(cache.plain_words(splits[i]))
             for key in keys:
                 alike_but_one = one_off.setdefault(key, [])
-                versions.update(alike_but_one[:_CROWD_PARTNERS])
+                if len(versions) < _CROWD_PARTNERS:  # (a sentence of several slots filled in
+                    # by the thousand meets as many texts as one of one slot)
+                    versions.update(alike_but_one[: _CROWD_PARTNERS - len(versions)])
                 alike_but_one.append(i)
         shingle_sets[i] = shingles
         hits: list[int] = []

@@ -143,19 +143,43 @@ def _keep_line_opening(text: str, split: Split, seen: list[str | None]) -> None:
 _ITEM = re.compile(f"{_ITEM_MARK}|{_NUMBER_MARK}")
 
 
-def _item_leads(normal: Sequence[str]) -> dict[str, str]:
+def _item_leads(normal: Sequence[str], lead: str | None = None) -> dict[str, str]:
     """Each list item of a text's normalised sentences (in order), with what leads it: the
     heading or the line ending in ":" last before it ("## macos", "the enterprise plan
-    includes:"); items before any are left out."""
+    includes:"), or ``lead`` (what leads the text's first items from before it); items
+    before any are left out."""
     leads: dict[str, str] = {}
-    lead = None
     for sentence in normal:
         if sentence.endswith(":") or _HEADING.match(sentence):
-            # (as it names the list: "## Features" and "Features:" lead one list alike)
-            lead = sentence.lstrip("#").strip(" :")
+            lead = _lead_name(sentence)
         elif lead is not None and _ITEM.match(sentence):
             leads.setdefault(sentence, lead)
     return leads
+
+
+def _lead_name(line: str) -> str:
+    """A heading or lead-in line (normalised) as it names the list it leads: "## Features"
+    and "Features:" lead one list alike."""
+    return line.lstrip("#").strip(" :")
+
+
+#: lines looked back over for what leads a window's first list items in the source it joins
+_LEAD_LOOKBACK = 64
+
+
+def _lead_before(text: str, at: int) -> str | None:
+    """What leads a list that goes on at ``at`` in ``text``: the last heading or line ending
+    in ":" before it, within _LEAD_LOOKBACK lines (normalised, see _lead_name); None if none."""
+    end = at
+    for _ in range(_LEAD_LOOKBACK):
+        if end <= 0:
+            return None
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = normalise(text[start:end].strip())
+        if line and (line.endswith(":") or _HEADING.match(line)):
+            return _lead_name(line)
+        end = start
+    return None
 
 
 def _keep_items_led_elsewhere(normal: Sequence[str], seen: list[str | None], sent: dict[str, str]) -> None:
@@ -394,8 +418,10 @@ class Ledger:
         self._note_context(around)
         items = around if joined is None else self._cache.split(joined).normal
         # (a list item is led by a line before it; most texts hold none, found in C)
-        if "\n" in (text if joined is None else joined) and not self._cache.opens_block.isdisjoint(items):
-            for key, lead in _item_leads(items).items():
+        if "\n" in text and not self._cache.opens_block.isdisjoint(items):
+            # (a window joining a source: its first items are led by what stands before it there)
+            before = None if joined is None else _lead_before(text, max(0, text.find(joined)))
+            for key, lead in _item_leads(items, before).items():
                 if self._leads is None:
                     self._leads = {}
                 self._leads.setdefault(key, lead)

@@ -247,6 +247,16 @@ def test_one_word_answers_are_no_versions_of_each_other():
     assert r.entry("b").kept and r.entry("b").conflicts_with == ()
 
 
+def test_short_windows_moved_by_two_words_are_a_shift():
+    # (needing three shared words, "2014 Germany" was no shift, and the second went as a
+    # near-duplicate with the 2018 winner)
+    r = satchel.pack(
+        [{"id": "a", "text": "2010 Spain, 2014 Germany."}, {"id": "b", "text": "2014 Germany, 2018 France."}],
+        "Who won in 2018?",
+    )
+    assert r.entry("b").kept and "2018 France" in r.text
+
+
 def test_overlapping_windows_without_offsets_are_a_shift_on_a_few_words():
     # (overlapping by 15 of 33 words, the second was no longer read as the first moved
     # along, and went as a near-duplicate with the age it adds)
@@ -1215,6 +1225,19 @@ def test_a_piece_with_a_colon_but_nothing_said_after_it_is_no_field():
     for piece in ("Except: not", "Note: never"):
         r = satchel.pack([{"id": "a", "text": a}, {"id": "b", "text": f"{a} {piece}"}], "q?")
         assert [s.text for s in r.sources] == [a]
+
+
+def test_a_list_item_in_a_window_that_joins_a_source_is_led_by_the_heading_before_it():
+    # (noted from the window alone, the Windows step had no heading, and "went as any
+    # repeat" from the macOS procedure)
+    doc = "## Windows\n- Open the Start menu.\n- Search for Settings.\n- Download the installer.\n- Go.\n"
+    cut, start = doc.index("- Download"), doc.index("- Search")
+    w1 = {"id": "w1", "doc_id": "win", "start": 0, "end": cut, "text": doc[:cut], "score": 0.9}
+    w2 = {"id": "w2", "doc_id": "win", "start": start, "end": len(doc), "text": doc[start:], "score": 0.8}
+    mac = "## macOS\n- Download the installer.\n- Drag the app to Applications."
+    for order in ([w1, w2], [w2, w1]):
+        r = satchel.pack([*order, {"id": "mac", "text": mac, "score": 0.7}], "q?")
+        assert r.sources[-1].text == mac
 
 
 def test_markdown_that_opened_its_own_line_loses_the_sentence_sent_before_it():

@@ -354,5 +354,8 @@ def test_nan_in_a_field_of_text_is_a_field_not_given():
     chunk = {"id": "a", "text": "x", "title": nan, "section": nan, "doc_id": nan, "updated": nan, "role": nan}
     r = satchel.pack([chunk], "q?")
     assert r.entry("a").kept and r.sources[0].attributes == ()
+    numpy = pytest.importorskip("numpy")
+    r = satchel.pack([{"id": "a", "text": "x", "title": numpy.float32("nan")}], "q?")
+    assert r.sources[0].attributes == ()
     with pytest.raises(satchel.PackError, match="score=nan is not finite"):
         satchel.pack([{"id": "a", "text": "x", "score": nan}], "q?")
