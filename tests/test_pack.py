@@ -145,18 +145,6 @@ RETURNS = (
     "parcel reaches our warehouse, and the shipping label is free for members in every region we ship to."
 )
 
-
-def test_a_sentence_one_version_adds_inside_is_sent_not_dropped_with_it():
-    # (an edit of more words than a changed detail: judged a near-duplicate, the version
-    # was dropped and the sentence it adds never reached the prompt)
-    base = RETURNS + " " + RETURNS_MORE
-    added = "Parcels from the islands go through the ferry depot first."
-    longer = base.replace("the original box. ", f"the original box. {added} ")
-    r = satchel.pack([{"id": "A", "text": base}, {"id": "B", "text": longer}], "q?")
-    assert r.entry("B").kept and r.entry("B").conflicts_with == ()
-    assert [s.text for s in r.sources] == [base, added]
-
-
 RETURNS_MORE = (
     "Damaged items are collected by a courier at a time you choose, and a replacement leaves our "
     "warehouse on the same day the courier scans the old one. Gift cards, opened software and custom "
@@ -165,14 +153,19 @@ RETURNS_MORE = (
 )
 
 
-def test_a_sentence_a_version_puts_in_near_its_start_is_sent():
-    # (before the first long run the two share, words only one has were taken for a window
-    # cut elsewhere, and the version went as a near-duplicate with its new sentence)
+@pytest.mark.parametrize(
+    "after", ["the original box. ", "Returns are simple. "], ids=["inside", "near-start"]
+)
+def test_a_sentence_one_version_puts_in_is_sent_not_dropped_with_it(after):
+    # (judged a near-duplicate, the version was dropped and the sentence it adds never reached
+    # the prompt: inside, as an edit of more words than a changed detail; before the first
+    # long run the two share, as words of a window cut elsewhere)
     base = RETURNS + " " + RETURNS_MORE
     added = "Parcels from the islands go through the ferry depot first."
-    longer = base.replace("Returns are simple. ", f"Returns are simple. {added} ")
+    longer = base.replace(after, f"{after}{added} ")
     r = satchel.pack([{"id": "A", "text": base}, {"id": "B", "text": longer}], "q?")
-    assert r.entry("B").kept and [s.text for s in r.sources] == [base, added]
+    assert r.entry("B").kept and r.entry("B").conflicts_with == ()
+    assert [s.text for s in r.sources] == [base, added]
 
 
 def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
