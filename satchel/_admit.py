@@ -540,7 +540,8 @@ def _merge_neighbours(
     sources.put(merged, run)
     out.used += extra
     if ledger is not None:
-        ledger.record(text, lead.id, joined=chunk.text)
+        assert chunk.start is not None  # (a chunk with a place: see Chunk.place)
+        ledger.record(text, lead.id, joined=(chunk.text, chunk.start - first))
     if forget is not None:
         for d in touching:
             if len(d.members) > 1 and d.text != text:  # a merged text no source holds now

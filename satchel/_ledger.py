@@ -175,9 +175,9 @@ def _lead_before(text: str, at: int) -> str | None:
         if end <= 0:
             return None
         start = text.rfind("\n", 0, end - 1) + 1
-        line = normalise(text[start:end].strip())
-        if line and (line.endswith(":") or _HEADING.match(line)):
-            return _lead_name(line)
+        line = text[start:end].strip()
+        if line.endswith(":") or line.startswith("#") and _HEADING.match(line):
+            return _lead_name(normalise(line))
         end = start
     return None
 
@@ -402,25 +402,25 @@ class Ledger:
         source_id: str,
         keys: Sequence[str] | None = None,
         around: Sequence[str] | None = None,
-        joined: str | None = None,
+        joined: tuple[str, int] | None = None,
     ) -> None:
         """Remember every sentence of ``text`` (or the given ``keys`` of it) as sent in ``source_id``;
         ``around``: the normalised sentences of the text :meth:`fresh` left it of, whose
         order says what stood around each sentence (see _in_context); ``joined``: the
-        window that made ``text`` (a merged source) by joining it, whose list items are
-        noted with what leads them (a document's windows merging one by one were each read
-        whole again)."""
+        window that made ``text`` (a merged source) by joining it, and where it starts in
+        ``text``: its list items are noted with what leads them there (a document's windows
+        merging one by one were each read whole again)."""
         if keys is None or around is None:
             split = self._cache.split(text)  # (once, for either)
             keys = split.keys if keys is None else keys
             around = split.normal if around is None else around
         sent = self._sent
         self._note_context(around)
-        items = around if joined is None else self._cache.split(joined).normal
+        items = around if joined is None else self._cache.split(joined[0]).normal
         # (a list item is led by a line before it; most texts hold none, found in C)
         if "\n" in text and not self._cache.opens_block.isdisjoint(items):
             # (a window joining a source: its first items are led by what stands before it there)
-            before = None if joined is None else _lead_before(text, max(0, text.find(joined)))
+            before = None if joined is None else _lead_before(text, joined[1])
             for key, lead in _item_leads(items, before).items():
                 if self._leads is None:
                     self._leads = {}
