@@ -590,6 +590,21 @@ def _one_off(words: Sequence[str]) -> list[int]:
     return [hash((k, *words[:k], *words[k + 1 :])) for k in range(len(words))]
 
 
+def _one_word_apart(a: str, b: str, at: int) -> str | None:
+    """:func:`difference` of two texts of as many words that differ in word ``at`` alone (met
+    through _one_off), judged on that word as the alignment would judge it; "?" when their
+    words as written do not line up so (to be aligned after all)."""
+    left, right = _words(a), _words(b)
+    if len(left) != len(right) or not 0 <= at < len(left):
+        return "?"
+    if at in (0, len(left) - 1):  # at an end: as _judge_end judges one there
+        return _judge_end(left[at : at + 1], right[at : at + 1], at == 0, left[at - 1 : at])
+    word, other = left[at : at + 1], right[at : at + 1]
+    if any(map(_is_detail, word + other)) or _negated(word, other) or _replaced(word, other):
+        return "detail"
+    return None
+
+
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
     """The marks of every 3-shingle of a short text (a text of fewer words is one shingle)."""
     if len(words) < 3:
@@ -725,7 +740,7 @@ def _near_duplicates(
             continue
         short[i] = cache.words(splits[i]) < SHORT_TEXT
         details = None
-        versions: set[int] = set()  # short texts that differ from this one in one word
+        versions: dict[int, int] = {}  # short texts that differ from this one in one word: where
         keys: list[int] = []
         if not short[i]:
             shingles = cache.marks(splits[i])
@@ -737,11 +752,12 @@ def _near_duplicates(
             shingles = _all_shingles(masked)
             details = _details_key(text, masked)
             keys = _one_off(cache.plain_words(splits[i]))
-            for key in keys:
+            for at, key in enumerate(keys):
                 alike_but_one = one_off.setdefault(key, [])
                 if len(versions) < _CROWD_PARTNERS:  # (a sentence of several slots filled in
                     # by the thousand meets as many texts as one of one slot)
-                    versions.update(alike_but_one[: _CROWD_PARTNERS - len(versions)])
+                    for j in alike_but_one[: _CROWD_PARTNERS - len(versions)]:
+                        versions.setdefault(j, at)
                 alike_but_one.append(i)
         shingle_sets[i] = shingles
         hits: list[int] = []
@@ -767,7 +783,9 @@ def _near_duplicates(
         met = Counter(hits)  # counted in C, once per text
         size = len(shingles)
         least = need[i]
-        for j in sorted({j for j, shared in met.items() if shared >= least or shared >= need[j]} | versions):
+        for j in sorted(
+            {j for j, shared in met.items() if shared >= least or shared >= need[j]}.union(versions)
+        ):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
             if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)) and j not in versions:
@@ -790,11 +808,14 @@ def _near_duplicates(
             mine, theirs = plain[text], plain[texts[j]]
             if similarity < near and not (short[i] and short[j]) and _apart(mine, theirs):
                 continue  # (below the threshold, only a few words changed can make a conflict)
-            offset = _offset(theirs, mine)
-            if _adds_words(offset, mine, theirs):
-                continue  # a shifted window with words of its own: the ledger sends the new part
-            # a shifted window inside the other differs only at its ends
-            kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
+            if j in versions and (kind := _one_word_apart(text, texts[j], versions[j])) != "?":
+                pass  # (the word they differ in is known: judged alone, without aligning them)
+            else:
+                offset = _offset(theirs, mine)
+                if _adds_words(offset, mine, theirs):
+                    continue  # a shifted window with words of its own: the ledger sends the new part
+                # a shifted window inside the other differs only at its ends
+                kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
             # A shared passage in other surroundings is no duplicate: the sentence ledger
             # sends the rest. Where what the two share is not whole sentences of its own
             # (one long sentence with another ending, a table, text without full stops),
