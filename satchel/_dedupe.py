@@ -226,6 +226,17 @@ def _replaced(left: Sequence[str], right: Sequence[str]) -> bool:
     )
 
 
+def _changed(left: Sequence[str], right: Sequence[str]) -> bool:
+    """Whether words that stand for one another in two texts change what they say: a detail
+    on either side, a word the other's negated, or a word replaced (see _replaced)."""
+    return (
+        any(map(_is_detail, left))
+        or any(map(_is_detail, right))
+        or _negated(left, right)
+        or _replaced(left, right)
+    )
+
+
 def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
     """The words of one side as _replaced compares them (a contraction as the word it
     shortens), and whether one was contracted."""
@@ -420,9 +431,7 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             and 0 < apart[0]
             and apart[-1] < len(left) - 1
             and all(b - a > 2 for a, b in itertools.pairwise(apart))  # (shared words between)
-            and any(
-                _is_detail(left[k]) or _is_detail(right[k]) or _replaced([left[k]], [right[k]]) for k in apart
-            )
+            and any(_changed(left[k : k + 1], right[k : k + 1]) for k in apart)
         ):
             return "detail"
     matcher = difflib.SequenceMatcher(None, plain_left, plain_right, autojunk=False)
@@ -468,12 +477,7 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             # A passage only one of them has inside (a sentence added): neither a changed
             # detail nor an edit; the ledger sends it with the other's sentences taken out.
             found = "surroundings"
-        elif (
-            any(map(_is_detail, left[i1:i2]))
-            or any(map(_is_detail, right[j1:j2]))
-            or _negated(left[i1:i2], right[j1:j2])
-            or _replaced(left[i1:i2], right[j1:j2])
-        ):
+        elif _changed(left[i1:i2], right[j1:j2]):
             return "detail"
     return found
 
@@ -541,8 +545,7 @@ def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[
             return "detail" if any(map(_is_detail, left)) and any(map(_is_detail, right)) else None
         # (a detail on one side is enough: "He won ..." / "Einstein won ...", "... is
         # unchanged." / "... is $3.99.")
-        changed = any(map(_is_detail, left)) or any(map(_is_detail, right)) or _replaced(left, right)
-        return "detail" if changed else None
+        return "detail" if _changed(left, right) else None
     if min(len(left), len(right)) > _DETAIL_WORDS or cut:
         # (a few words against many, each the end of another sentence: "Fiori in 2009." /
         # "... in 1993–94.", a figure there is no changed detail of what they share)
@@ -597,12 +600,10 @@ def _one_word_apart(a: str, b: str, at: int) -> str | None:
     left, right = _words(a), _words(b)
     if len(left) != len(right) or not 0 <= at < len(left):
         return "?"
-    if at in (0, len(left) - 1):  # at an end: as _judge_end judges one there
-        return _judge_end(left[at : at + 1], right[at : at + 1], at == 0, left[at - 1 : at])
     word, other = left[at : at + 1], right[at : at + 1]
-    if any(map(_is_detail, word + other)) or _negated(word, other) or _replaced(word, other):
-        return "detail"
-    return None
+    if at in (0, len(left) - 1):  # at an end: as _judge_end judges one there
+        return _judge_end(word, other, at == 0, left[at - 1 : at])
+    return "detail" if _changed(word, other) else None
 
 
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
@@ -751,7 +752,9 @@ def _near_duplicates(
             masked = _masked_words(text)
             shingles = _all_shingles(masked)
             details = _details_key(text, masked)
-            keys = _one_off(cache.plain_words(splits[i]))
+            if text not in plain:  # (its plain words, kept for a comparison word by word)
+                plain[text] = cache.plain_words(splits[i])
+            keys = _one_off(plain[text])
             for at, key in enumerate(keys):
                 alike_but_one = one_off.setdefault(key, [])
                 if len(versions) < _CROWD_PARTNERS:  # (a sentence of several slots filled in
@@ -808,9 +811,9 @@ def _near_duplicates(
             mine, theirs = plain[text], plain[texts[j]]
             if similarity < near and not (short[i] and short[j]) and _apart(mine, theirs):
                 continue  # (below the threshold, only a few words changed can make a conflict)
-            if j in versions and (kind := _one_word_apart(text, texts[j], versions[j])) != "?":
-                pass  # (the word they differ in is known: judged alone, without aligning them)
-            else:
+            # (met as versions, the word they differ in is known: judged alone, unaligned)
+            kind = _one_word_apart(text, texts[j], versions[j]) if j in versions else "?"
+            if kind == "?":
                 offset = _offset(theirs, mine)
                 if _adds_words(offset, mine, theirs):
                     continue  # a shifted window with words of its own: the ledger sends the new part
