@@ -150,11 +150,17 @@ def _item_leads(normal: Sequence[str], lead: str | None = None) -> dict[str, str
     before any are left out."""
     leads: dict[str, str] = {}
     for sentence in normal:
-        if sentence.endswith(":") or _HEADING.match(sentence):
+        if _leads_list(sentence):
             lead = _lead_name(sentence)
         elif lead is not None and _ITEM.match(sentence):
             leads.setdefault(sentence, lead)
     return leads
+
+
+def _leads_list(line: str) -> bool:
+    """Whether a line (or a normalised sentence) may lead a list: a heading, or one that
+    ends in ":"."""
+    return line.endswith(":") or (line[:1] == "#" and _HEADING.match(line) is not None)
 
 
 def _lead_name(line: str) -> str:
@@ -176,7 +182,7 @@ def _lead_before(text: str, at: int) -> str | None:
             return None
         start = text.rfind("\n", 0, end - 1) + 1
         line = text[start:end].strip()
-        if line.endswith(":") or line.startswith("#") and _HEADING.match(line):
+        if _leads_list(line):
             return _lead_name(normalise(line))
         end = start
     return None
@@ -261,8 +267,8 @@ class Ledger:
         self._heads = _Edges(at_end=False)
         self._indexing = False  # (from the first time it is asked)
         # each list item sent under a heading or a line that leads into a list, and that
-        # line where it was first sent (None until one is; see _keep_items_led_elsewhere)
-        self._leads: dict[str, str] | None = None
+        # line where it was first sent (see _keep_items_led_elsewhere)
+        self._leads: dict[str, str] = {}
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
     def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
@@ -292,7 +298,7 @@ class Ledger:
             return Fresh(text, (), split.keys)
         if not self._cache.opens_block.isdisjoint(split.normal):  # (found in C: most texts have none)
             _keep_line_opening(text, split, seen)
-        if "\n" in text and self._leads is not None:
+        if self._leads and "\n" in text:
             _keep_items_led_elsewhere(split.normal, seen, self._leads)
         if not any(seen):
             return Fresh(text, (), split.keys)
@@ -422,8 +428,6 @@ class Ledger:
             # (a window joining a source: its first items are led by what stands before it there)
             before = None if joined is None else _lead_before(text, joined[1])
             for key, lead in _item_leads(items, before).items():
-                if self._leads is None:
-                    self._leads = {}
                 self._leads.setdefault(key, lead)
         if len(keys) > 64:  # a long text (a merged one is recorded whole again): the new ones found in C
             # (kept in the text's order, so which of two sentences alike at their ends the
