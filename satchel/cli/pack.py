@@ -268,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = pack(request["candidates"], request["question"], **options)
     except InputError as exc:  # (a candidate, the question or the history: in which file)
-        if args.example or str(exc).startswith(args.file):
+        if args.example:
             raise
         raise InputError(f"{'stdin' if args.file == '-' else args.file}: {exc}") from None
     if args.log:
