@@ -69,19 +69,25 @@ _REGISTRY: dict[str, ModelProfile] = {
         _openai("gpt-4", 8_192, "cl100k_base"),
         _openai("gpt-4-32k", 32_768, "cl100k_base"),
         _openai("gpt-3.5-turbo", 16_385, "cl100k_base"),
+        _openai("gpt-3.5-turbo-16k", 16_385, "cl100k_base"),  # (and -16k-0613)
         # Snapshots whose window is not their family's: by the prefix alone, the early
         # gpt-3.5-turbo ones would get 16,385 tokens of a window of 4,096 (a prompt that
-        # overflows), and the gpt-4 previews 8,192 of 128,000.
-        _openai("gpt-3.5-turbo-0301", 4_096, "cl100k_base"),
-        _openai("gpt-3.5-turbo-0613", 4_096, "cl100k_base"),
-        _openai("gpt-3.5-turbo-16k", 16_385, "cl100k_base"),  # (and -16k-0613)
-        # a completions model: the chat framing counted is more than its prompt carries
-        _openai("gpt-3.5-turbo-instruct", 4_096, "cl100k_base"),
-        _openai("gpt-4-1106-preview", 128_000, "cl100k_base"),
-        _openai("gpt-4-0125-preview", 128_000, "cl100k_base"),
-        _openai("gpt-4-turbo-preview", 128_000, "cl100k_base"),
-        _openai("gpt-4-vision-preview", 128_000, "cl100k_base"),
-        _openai("gpt-4-1106-vision-preview", 128_000, "cl100k_base"),
+        # overflows), and the gpt-4 previews 8,192 of 128,000. (-instruct is a completions
+        # model: the chat framing counted is more than its prompt carries.)
+        *(
+            _openai(name, 4_096, "cl100k_base")
+            for name in ("gpt-3.5-turbo-0301", "gpt-3.5-turbo-0613", "gpt-3.5-turbo-instruct")
+        ),
+        *(
+            _openai(name, 128_000, "cl100k_base")
+            for name in (
+                "gpt-4-1106-preview",
+                "gpt-4-0125-preview",
+                "gpt-4-turbo-preview",
+                "gpt-4-vision-preview",
+                "gpt-4-1106-vision-preview",
+            )
+        ),
     )
 }
 
