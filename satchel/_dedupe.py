@@ -590,7 +590,12 @@ def _one_off(words: Sequence[str]) -> list[int]:
     differ in one word share the key of that word left out."""
     if len(words) < _ONE_OFF_LEAST:
         return []
-    return [hash((k, *words[:k], *words[k + 1 :])) for k in range(len(words))]
+    # (the words before and after each, hashed as chains in one pass each way: the key of
+    # each word left out costs as much as a word, not as the whole text)
+    before = list(itertools.accumulate(words, lambda chain, word: hash((chain, word)), initial=0))
+    after = list(itertools.accumulate(reversed(words), lambda chain, word: hash((word, chain)), initial=0))
+    n = len(words)
+    return [hash((k, before[k], after[n - 1 - k])) for k in range(n)]
 
 
 def _one_word_apart(a: str, b: str, at: int) -> str | None:
