@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -185,6 +186,22 @@ def _cell(value: Any) -> str:
     return text
 
 
+def _width(text: str) -> int:
+    """How many terminal columns ``text`` takes: a Chinese, Japanese or Korean character (or
+    another East Asian wide one) takes two, an accent written as a mark of its own none. (With
+    ``len``, a row holding an id such as "文档3" pushed every column after it out of line.)"""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+    )
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` filled with spaces to ``width`` columns (see _width)."""
+    return text + " " * (width - _width(text))
+
+
 def _beyond_sources(budget: Mapping[str, Any]) -> str:
     """The end of the trace's budget line: what the window holds beyond a source budget the
     user capped (without it, the sum on that line fell short of the window)."""
@@ -241,13 +258,14 @@ def format_trace(data: Mapping[str, Any]) -> str:
     # Every value whole (this table is where one finds which stage lost the evidence): each
     # column as wide as its widest value, the reason last and as long as it is.
     cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(h), *(len(r[k]) for r in cells)]) for k, h in enumerate(header[:-1])]
-    widths.append(max([len(header[-1]), *(len(r[-1]) for r in cells)]))
+    # (widths in terminal columns: see _width)
+    widths = [max([len(h), *(_width(r[k]) for r in cells)]) for k, h in enumerate(header[:-1])]
+    widths.append(max([len(header[-1]), *(_width(r[-1]) for r in cells)]))
     lines.append("")
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for row in cells:
-        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        lines.append("  ".join(_pad(v, w) for v, w in zip(row, widths, strict=True)).rstrip())
     kept = sum(1 for e in data["manifest"] if e["status"] == "kept")
     lines.append("")
     lines.append(

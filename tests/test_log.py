@@ -226,3 +226,26 @@ def test_trace_reads_a_log_from_stdin(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(log.read_bytes()), encoding="utf-8"))
     assert main(["trace", "-"]) == 0
     assert capsys.readouterr().out.startswith("record 1 of 1, logged ")
+
+
+def test_the_trace_table_lines_up_wide_characters_by_the_columns_they_take():
+    # Padded by len, a row with a Chinese id (each character two columns wide in a
+    # terminal) pushed its status and reason out of line with every other row.
+    import unicodedata
+
+    from satchel._manifest import format_trace
+
+    chunks = [
+        {"id": "文档3", "text": "Paris is the capital of France."},
+        {"id": "doc-12", "text": "Berlin is the capital of Germany."},
+        {"id": "cafe\u0301", "text": "Rome is the capital of Italy."},  # the accent as a mark of its own
+    ]
+    table = format_trace(satchel.pack(chunks, "Which capitals?").to_dict())
+
+    def columns(line: str) -> int:  # where "kept" starts, in terminal columns
+        before = line[: line.index("kept")]
+        wide = sum(unicodedata.east_asian_width(c) in "WF" for c in before)
+        return len(before) + wide - sum(map(bool, map(unicodedata.combining, before)))
+
+    rows = [line for line in table.splitlines() if " kept " in line]
+    assert len(rows) == 3 and len({columns(row) for row in rows}) == 1
