@@ -213,15 +213,6 @@ def admit(
                 "admit",
             )
             continue
-        if max_chunk_tokens is not None and not critical:
-            size = count(chunk.text)
-            if size > max_chunk_tokens:
-                out.decisions[chunk.id] = Decision(
-                    "dropped",
-                    f"over the per-chunk cap: {size} tokens > max_chunk_tokens={max_chunk_tokens}",
-                    "admit",
-                )
-                continue
         left = budget - out.used
         room = (left, whole)  # (what is left, of the budget shown: see _no_room)
         place = chunk.place
@@ -256,8 +247,21 @@ def admit(
                         # what it grew from when counts add up)
                         split = cache if ledger is not None or policy.counts_add_up else None
                         caps = None if critical else policy.caps
+                        most = None if critical else max_chunk_tokens
                         apart = _merge_neighbours(
-                            chunk, sources, run, out, room, cost, count, ledger, names, forget, split, caps
+                            chunk,
+                            sources,
+                            run,
+                            out,
+                            room,
+                            cost,
+                            count,
+                            ledger,
+                            names,
+                            forget,
+                            split,
+                            caps,
+                            most,
                         )
                         if apart is None:
                             continue
@@ -302,6 +306,19 @@ def admit(
             continue
         text = fresh.text if fresh is not None else chunk.text
         removed = len(fresh.sent_in) if fresh is not None else 0
+        # The per-chunk cap is on what the chunk would send: a window of a sentence or two
+        # more than one sent before sends only those (checked on the whole text, it was
+        # dropped over the cap with the only sentence it had that was new).
+        if max_chunk_tokens is not None and not critical and (size := count(text)) > max_chunk_tokens:
+            without = f" (without {removed} sentence(s) already sent)" if removed else ""
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"over the per-chunk cap: {size} tokens{without} > max_chunk_tokens={max_chunk_tokens}"
+                + (f"; {apart}" if apart else ""),
+                "admit",
+                sentences_removed=removed,
+            )
+            continue
         # Exactly what the text takes as it is (its last piece may merge with the close
         # tag: ".\n" is one token, so it takes less than the tags and the text apart).
         verbatim = cost([chunk], text, label)
@@ -354,6 +371,8 @@ def admit(
         reason += _without(removed, fresh.cut if fresh is not None else 0)
         if apart is not None:
             reason += f"; {apart}"
+        if critical:  # (CRITICAL is sent or stops the pack: no cap holds it back, and it says so)
+            reason += _past_caps(len(out.sources), max_sources, draft.text, max_chunk_tokens, count)
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
@@ -457,13 +476,16 @@ def _merge_neighbours(
     forget: Callable[[str], None] | None = None,
     cache: SentenceCache | None = None,
     caps: Mapping[str, int | None] | None = None,
+    max_chunk_tokens: int | None = None,
 ) -> str | None:
     """Merge ``chunk`` into the admitted sources of its document in ``run``, which it
     overlaps or touches and which hold the same text where they overlap it (see
     _other_version); or drop it, when it is covered or too big to merge. ``room``: the
     tokens left, of the budget shown (see _no_room); ``caps``: the role caps, when the
-    merged source must stay within the cap of its role (``count`` its text). Returns None,
-    or, when the merged source would be over that cap, why the chunk stays apart (for
+    merged source must stay within the cap of its role (``count`` its text), and
+    ``max_chunk_tokens`` the per-chunk cap, which a merged source is held to as any
+    (ten windows of 65 tokens merged into one source of 696 under a cap of 80). Returns
+    None, or, when the merged source would be over a cap, why the chunk stays apart (for
     its reason: it goes on as a source of its own)."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
     touching = sources.drafts[run[0] : run[1]]
@@ -523,6 +545,11 @@ def _merge_neighbours(
         return (
             f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
             f"{lead_draft.role} cap of {cap} (role_caps)"
+        )
+    if max_chunk_tokens is not None and (size := count(text)) > max_chunk_tokens:
+        return (
+            f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over "
+            f"max_chunk_tokens={max_chunk_tokens}"
         )
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
@@ -680,6 +707,23 @@ def _within(place: Place, run: tuple[int, int] | None) -> Place | None:
     """Where ``run`` (offsets into the text at ``place``) lies in the document; None if the
     ledger left no single run (a sentence went from between two kept ones)."""
     return None if run is None else (place[0], place[1] + run[0], place[1] + run[1])
+
+
+def _past_caps(
+    sources: int,
+    max_sources: int | None,
+    text: str,
+    max_chunk_tokens: int | None,
+    count: Callable[[str], int],
+) -> str:
+    """The end of a CRITICAL chunk's reason when it was admitted past a cap (``sources``
+    admitted with it; ``text``, what it sends), which holds back every other chunk."""
+    past = []
+    if max_sources is not None and sources > max_sources:
+        past.append(f"past max_sources={max_sources}")
+    if max_chunk_tokens is not None and (size := count(text)) > max_chunk_tokens:
+        past.append(f"{size} tokens, over max_chunk_tokens={max_chunk_tokens}")
+    return f"; CRITICAL, so sent {' and '.join(past)}" if past else ""
 
 
 def _without(removed: int, cut: int = 0) -> str:

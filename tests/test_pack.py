@@ -1224,3 +1224,78 @@ def test_tokens_a_merge_frees_go_to_the_best_ranked_chunk_that_wanted_them():
         assert r.entry("C").kept or not r.entry("E").kept, budget
         again += "tried again" in r.entry("C").reason
     assert again
+
+
+def _o200k(text: str) -> int:
+    from satchel._tokens import TiktokenTokenizer
+
+    return TiktokenTokenizer("o200k_base").count(text)
+
+
+def _touching_windows(n: int) -> list[dict[str, object]]:
+    """``n`` windows of one document, of four sentences each, that touch, best-ranked first."""
+    sentences = [
+        f"Step {i} of the manual explains part {i} of the setup in some detail." for i in range(4 * n)
+    ]
+    chunks, at = [], 0
+    for w in range(n):
+        text = " ".join(sentences[4 * w : 4 * w + 4]) + (" " if w < n - 1 else "")
+        chunks.append(
+            {"id": f"manual#{w}", "text": text, "doc_id": "manual", "start": at, "end": at + len(text)}
+        )
+        chunks[-1]["score"] = 1 - w / 100
+        at += len(text)
+    return chunks
+
+
+def test_a_merged_source_is_held_to_the_per_chunk_cap():
+    # Each window was checked against the cap alone, and then merged: ten windows of about
+    # 65 tokens went as one source of 696 under max_chunk_tokens=80 (and as one source
+    # under max_sources=3, with the prompt nearly three times what the caps allowed).
+    windows = _touching_windows(10)
+    r = satchel.pack(windows, "q?", max_chunk_tokens=80, max_sources=3)
+    assert [s.ids for s in r.sources] == [("manual#0",), ("manual#1",), ("manual#2",)]
+    assert all(_o200k(s.text) <= 80 for s in r.sources)
+    assert r.entry("manual#1").reason.startswith("admitted; not merged with manual#0: the source would be ")
+    assert r.entry("manual#1").reason.endswith(" tokens, over max_chunk_tokens=80")
+    # within the cap, windows still merge
+    r = satchel.pack(windows[:3], "q?", max_chunk_tokens=300)
+    assert [s.ids for s in r.sources] == [("manual#0", "manual#1", "manual#2")]
+
+
+def test_the_per_chunk_cap_is_on_what_a_chunk_sends():
+    # A window holding one sentence more than one sent before sends that sentence; checked on
+    # its whole text, it was dropped over the cap with the only sentence it had that was new.
+    known = "The router has four ports. Each port takes a standard cable. The power light turns green."
+    chunks = [{"id": "a", "text": known}, {"id": "b", "text": known + " Then open the app on your phone."}]
+    whole = _o200k(chunks[1]["text"])
+    r = satchel.pack(chunks, "q?", max_chunk_tokens=whole - 1)
+    assert r.entry("b").status == "kept" and r.sources[1].text == "Then open the app on your phone."
+    # and what it sends is what the cap holds back
+    longer = known + (
+        " Then open the app on your phone, sign in with the account you made in the shop, and "
+        "follow the steps it shows you until the light on the front of the router turns blue."
+    )
+    cap = _o200k(known)
+    r = satchel.pack([chunks[0], {"id": "b", "text": longer}], "q?", max_chunk_tokens=cap)
+    assert r.entry("a").status == "kept"
+    assert r.entry("b").reason.startswith("over the per-chunk cap: ")
+    assert r.entry("b").reason.endswith(
+        f" tokens (without 3 sentence(s) already sent) > max_chunk_tokens={cap}"
+    )
+
+
+def test_a_critical_chunk_past_a_cap_says_so():
+    chunks = [
+        {
+            "id": f"c{k}",
+            "text": f"Rule {k}: always answer in English and cite sources.",
+            "priority": "critical",
+        }
+        for k in range(2)
+    ]
+    r = satchel.pack(chunks, "q?", max_sources=1, max_chunk_tokens=3)
+    assert r.entry("c0").reason.endswith("; CRITICAL, so sent 12 tokens, over max_chunk_tokens=3")
+    assert r.entry("c1").reason.endswith(
+        "; CRITICAL, so sent past max_sources=1 and 12 tokens, over max_chunk_tokens=3"
+    )
