@@ -7,7 +7,7 @@ scored by BM25 against the question (``bench._data.BM25`` over all paragraphs of
 all pages). TimeQA gives no per-paragraph dates, so ``updated`` is a heuristic:
 the first year between 1000 and 2099 mentioned in the paragraph, as
 ``{year}-01-01`` (no year: no date; the chronological order puts undated
-paragraphs last).
+paragraphs first).
 
 The 159 questions without an answer (their ``para`` is 0, the page title) are
 skipped: there is no gold paragraph to look for.

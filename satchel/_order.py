@@ -61,13 +61,16 @@ def _date_of(item: Any) -> _dt.datetime | None:
 def chronological(ranked: Sequence[T]) -> list[T]:
     """Oldest first, so the newest fact comes last and reads as the update (seed 001).
 
-    Undated sources follow the dated ones, in relevance order; ties keep relevance order.
-    A merged source is as old as its newest member.
+    Undated sources go before the dated ones, in relevance order: how old they are is
+    not known, and the last place, next to the question, reads as the update, which
+    only a dated source can claim (after the dated ones, a stale undated "$1.99" read as
+    the newest price). Ties keep relevance order. A merged source is as old as its
+    newest member.
     """
     dates = [_date_of(s) for s in ranked]  # (each parsed once)
     dated = sorted(((d, i) for i, d in enumerate(dates) if d is not None), key=lambda pair: pair[0])
     undated = [i for i, d in enumerate(dates) if d is None]
-    return [ranked[i] for i in [i for _, i in dated] + undated]
+    return [ranked[i] for i in undated + [i for _, i in dated]]
 
 
 def check_order(spec: str | OrderFn) -> None:

@@ -275,6 +275,13 @@ class Packer:
                 f"near_duplicate={self.near_duplicate!r} must be a similarity in (0, 1]; 0.8 is the default"
             )
         set_(self, "metadata", check_metadata_fields(self.metadata))
+        if self.order == "chronological" and "updated" not in self.metadata:
+            # (sorted by a date the model never sees, the newest fact cannot read as the update)
+            raise ConfigError(
+                f"order='chronological' puts sources in the order of their updated dates, which the "
+                f"prompt must then show (seed 001: show the dates), but metadata={list(self.metadata)!r} "
+                "leaves 'updated' out; add 'updated' to metadata, or choose another order"
+            )
         set_(self, "role_caps", check_role_caps(self.role_caps))
         if not isinstance(self.role_rule, RoleRule):
             raise ConfigError(f"role_rule={self.role_rule!r} must be a satchel.RoleRule")

@@ -535,15 +535,32 @@ def test_sentence_dedup_only_counts_what_was_sent():
     assert r.sources[0].text == chunks[1]["text"]
 
 
-def test_chronological_puts_undated_last_and_shows_dates():
+def test_chronological_puts_undated_first_and_shows_dates():
+    # Undated sources went last, next to the question, where the newest fact reads as the
+    # update: a stale undated price there read as the latest one.
     chunks = [
         {"id": "new", "text": "New.", "updated": "2026-01-01"},
         {"id": "undated", "text": "No date."},
         {"id": "old", "text": "Old.", "updated": "2020-05-01T08:00:00+02:00"},
+        {"id": "undated-too", "text": "No date either."},
     ]
     r = satchel.pack(chunks, "q?", order="chronological")
-    assert [s.ids[0] for s in r.sources] == ["old", "new", "undated"]
+    assert [s.ids[0] for s in r.sources] == ["undated", "undated-too", "old", "new"]
     assert 'updated="2020-05-01T08:00:00+02:00"' in r.text
+
+
+@pytest.mark.parametrize("metadata", [["title"], []])
+def test_chronological_order_refuses_to_hide_the_dates(metadata):
+    # Sorted by dates the prompt did not show, the newest fact could not read as the update.
+    with pytest.raises(satchel.ConfigError, match=r"add 'updated' to metadata, or choose another order"):
+        satchel.pack(
+            [{"id": "a", "text": "x", "updated": "2026-01-01"}],
+            "q?",
+            order="chronological",
+            metadata=metadata,
+        )
+    r = satchel.pack([{"id": "a", "text": "x", "updated": "2026-01-01"}], "q?", metadata=metadata)
+    assert "updated=" not in r.text  # (other orders show what they are asked to)
 
 
 def test_metadata_is_limited_and_configurable():
