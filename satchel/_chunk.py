@@ -140,7 +140,14 @@ class Chunk:
                 )
             merged = dict(given or {})
             for k, v in extra.items():
-                merged.setdefault(k, v)
+                if k not in merged or _is_nan(merged[k]):
+                    merged[k] = v
+                elif not _is_nan(v) and not _same(merged[k], v):
+                    # (one of the two was thrown away without a word: the prompt showed the other)
+                    raise InputError(
+                        f"candidate {known.get('id')!r}: {k!r} is given twice, as {_short(v)} and as "
+                        f"{_short(merged[k])} in metadata; give it once"
+                    )
             known["metadata"] = merged
         if "id" not in known or "text" not in known:
             missing = "id" if "id" not in known else "text"
@@ -232,13 +239,25 @@ def check_utf8(value: str, what: str) -> None:
 _TEXT_FIELDS = ("doc_id", "title", "section", "updated", "role")
 
 
+def _is_nan(value: Any) -> bool:
+    """Whether ``value`` is NaN (a dataframe's gap in a text column; numpy's float32 is no
+    float subclass)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, int) and math.isnan(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether a value given twice is given alike (one that cannot be compared is not)."""
+    try:
+        return bool(a == b)
+    except Exception:  # (numpy arrays compare element-wise and refuse bool())
+        return a is b
+
+
 def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
     for name in _TEXT_FIELDS:
-        value = getattr(chunk, name)
-        # (a dataframe's gap in a text column; numpy's float32 is no float subclass)
-        if isinstance(value, numbers.Real) and not isinstance(value, int) and math.isnan(value):
+        if _is_nan(getattr(chunk, name)):
             set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():
@@ -273,8 +292,16 @@ def _check(chunk: Chunk) -> None:
         # title, section and updated given inside metadata are the fields themselves (shown,
         # checked, and used by the chronological order), unless the fields are given too
         for name in ("title", "section", "updated"):
-            if getattr(chunk, name) is None and metadata.get(name) is not None:
-                set_(chunk, name, metadata[name])
+            value = metadata.get(name)
+            if value is None or _is_nan(value):  # (NaN: not given, as for the field itself)
+                continue
+            if getattr(chunk, name) is None:
+                set_(chunk, name, value)
+            elif not _same(getattr(chunk, name), value):
+                raise InputError(
+                    f"candidate {cid!r}: {name} is given twice, as {_short(getattr(chunk, name))} and as "
+                    f"{_short(value)} in metadata; give it once"
+                )
     for name in ("doc_id", "title", "section"):
         value = getattr(chunk, name)
         if value is not None and not isinstance(value, str):

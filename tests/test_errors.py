@@ -359,3 +359,37 @@ def test_nan_in_a_field_of_text_is_a_field_not_given():
     assert r.sources[0].attributes == ()
     with pytest.raises(satchel.PackError, match="score=nan is not finite"):
         satchel.pack([{"id": "a", "text": "x", "score": nan}], "q?")
+
+
+@pytest.mark.parametrize(
+    ("chunk", "message"),
+    [
+        # a key that is no field went to metadata, where the metadata's own value won
+        (
+            {"id": "a", "text": "x", "type": "ticket", "metadata": {"type": "article"}},
+            r"'type' is given twice, as 'ticket' and as 'article' in metadata; give it once",
+        ),
+        # and a field beat the same key in metadata
+        (
+            {"id": "a", "text": "x", "title": "Top", "metadata": {"title": "Meta"}},
+            r"title is given twice, as 'Top' and as 'Meta' in metadata; give it once",
+        ),
+    ],
+)
+def test_a_value_given_twice_and_not_alike_is_refused(chunk, message):
+    with pytest.raises(InputError, match=message):
+        satchel.pack([chunk], "q?")
+
+
+def test_a_value_given_twice_alike_or_once_with_a_gap_is_taken():
+    nan = float("nan")
+    alike = {"id": "a", "text": "x", "title": "T", "region": "EU", "metadata": {"title": "T", "region": "EU"}}
+    gaps = [
+        {"id": "b", "text": "y", "title": nan, "region": nan, "metadata": {"title": "T", "region": "EU"}},
+        {"id": "c", "text": "z", "title": "T", "region": "EU", "metadata": {"title": nan, "region": nan}},
+    ]
+    r = satchel.pack([alike, *gaps], "q?", dedupe=False)
+    assert [dict(s.attributes) for s in r.sources] == [{"title": "T", "region": "EU"}] * 3
+    # a NaN section in metadata is not given, as a NaN section is (it was refused as no string)
+    r = satchel.pack([{"id": "a", "text": "x", "metadata": {"section": nan}}], "q?")
+    assert r.sources[0].attributes == ()

@@ -727,13 +727,13 @@ def test_totals_stay_exact_when_a_merge_moves_a_source_below_label_1000():
 
 def test_fields_given_inside_metadata_are_shown_and_dated():
     # title, section and updated inside metadata are the fields (a dict from a store often
-    # nests them there); a field given outside wins
+    # nests them there); given outside too, alike (other values are refused: test_errors)
     old = {"id": "old", "text": "The fee was $5.", "metadata": {"title": "Fees", "updated": "2020-01-01"}}
     new = {
         "id": "new",
         "text": "The fee is $7.",
         "updated": "2025-01-01",
-        "metadata": {"updated": "1999-01-01"},
+        "metadata": {"updated": "2025-01-01"},
     }
     r = satchel.pack([new, old], "q?", order="chronological")
     assert [s.ids for s in r.sources] == [("old",), ("new",)]
