@@ -681,8 +681,8 @@ def _no_room(
 ) -> Decision:
     """The decision for a candidate that needs ``needs`` tokens (more, to join the source led
     by ``joining``) with ``room`` = (left, of a budget of) tokens: dropped, unless it is
-    CRITICAL, which must be sent or stop the pack (seed 004 drops it silently; Satchel
-    never does). ``apart``: why it was not merged with the source of its document it
+    CRITICAL, which must be sent or stop the pack (as seed 004 says: never dropped
+    silently). ``apart``: why it was not merged with the source of its document it
     touches (its reason says so too)."""
     left, budget = room
     if chunk.priority == Priority.CRITICAL:

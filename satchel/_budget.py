@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._chunk import _whole
 from ._errors import BudgetError, ConfigError
 
 __all__ = ["Budget"]
 
 
-def _count(name: str, value: object, allow_none: bool = False) -> None:
+def _count(name: str, value: object, allow_none: bool = False) -> int | None:
+    """``value`` as a count of tokens (a whole float or a numpy int is that int, as for pack)."""
     if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    whole = _whole(value)
+    if whole is None or whole < 0:
         raise ConfigError(f"{name}={value!r} must be a non-negative whole number of tokens")
+    return whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +46,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         for name in ("context_window", "system", "question", "history", "answer", "contract", "other"):
-            _count(name, getattr(self, name))
-        _count("source_budget", self.cap, allow_none=True)
+            object.__setattr__(self, name, _count(name, getattr(self, name)))
+        object.__setattr__(self, "cap", _count("source_budget", self.cap, allow_none=True))
         if self.context_window == 0:
             raise ConfigError("context_window=0 leaves no room; give the model's window in tokens")
         if self.reserved > self.context_window:

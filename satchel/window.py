@@ -10,13 +10,14 @@
 
 Blocks are admitted by priority (CRITICAL first), in the order they were added
 within a tier, skipping what does not fit; the included blocks are joined in
-the order they were added. Unlike the library seed 004 describes, a CRITICAL
-block that cannot fit raises :class:`satchel.BudgetError` instead of being
-dropped silently. Each block is charged what it adds where it goes: its text
-and the separators' joins with the blocks around it (".\n\n" is one token), so
-a block that fits is never left out for a separator counted apart.
-``tokens_used`` is counted on the assembled text itself, and the limit holds
-exactly.
+the order they were added (seed 004 sorts them by priority first, which would put a
+HIGH question added last before the MEDIUM documents it asks about; seed 001 puts
+the question last). As seed 004 says, a CRITICAL block that cannot fit raises
+(:class:`satchel.BudgetError`) rather than being dropped silently. Each block is
+charged what it adds where it goes: its text and the separators' joins with the
+blocks around it (".\n\n" is one token), so a block that fits is never left out
+for a separator counted apart. ``tokens_used`` is counted on the assembled text
+itself, and the limit holds exactly.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._admit import Decision, _no_room
-from ._chunk import Chunk, Priority, as_priority, check_utf8
-from ._errors import BudgetError, ConfigError, InputError
+from ._chunk import Chunk, Priority, _whole, as_priority, check_utf8
+from ._errors import BudgetError, ConfigError, InputError, UnknownModelError
 from ._models import get_model
 from ._pack import rank_candidates
 from ._tokens import TokenCounter, resolve_tokenizer
@@ -61,8 +62,17 @@ class ContextWindow:
 
     def __init__(self, model: str = "gpt-4o", *, tokenizer: Any = None) -> None:
         if tokenizer is None:
-            profile = get_model(model)
-            tokenizer = profile.tokenizer
+            try:
+                tokenizer = get_model(model).tokenizer
+            except UnknownModelError as exc:
+                # (its advice is pack's: a window here has no context_window=, its limit is
+                # assemble's max_tokens)
+                known = str(exc).split(" Either ")[0]
+                raise UnknownModelError(
+                    f"{known} Use a known model (satchel.known_models()), or give its tokenizer: "
+                    f"ContextWindow({model!r}, tokenizer='o200k_base' or a tokenizer.json path or a "
+                    "callable); the limit is assemble(max_tokens=...)"
+                ) from None
         self.model = model
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
@@ -109,8 +119,10 @@ class ContextWindow:
         """Admit blocks by priority within ``max_tokens`` and join the included ones in added order."""
         self._usage = None  # (a failed assemble leaves no usage of an earlier one behind)
         self._failed = True  # (until it returns)
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        whole = _whole(max_tokens)  # (8000.0 or a numpy int is 8000)
+        if whole is None or whole <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
+        max_tokens = whole
         blocks = list(self._blocks.values())
         position = {b.id: i for i, b in enumerate(blocks)}  # in the order added
         included: list[int] = []  # the positions of the blocks admitted, in order

@@ -151,3 +151,25 @@ def test_room_a_dropped_block_leaves_goes_to_a_block_skipped_for_want_of_room():
     prompt = window.assemble(max_tokens=7)
     usage = window.usage()
     assert "b1" in usage.included and usage.tokens_used == window.count_tokens(prompt) <= 7
+
+
+def test_whole_numbers_of_any_type_are_token_counts_everywhere():
+    # pack took 8000.0 and numpy ints; Budget and assemble refused them as "no whole number"
+    numpy = pytest.importorskip("numpy")
+    assert satchel.Budget(context_window=numpy.int64(2048), system=350.0, answer=500).sources == 1198
+    window = ContextWindow("gpt-4o")
+    window.add_block("You are an expert.", Priority.CRITICAL, "system")
+    assert window.assemble(max_tokens=numpy.int64(8000)) == window.assemble(max_tokens=8000.0)
+    assert window.usage().max_tokens == 8000 and type(window.usage().max_tokens) is int
+    with pytest.raises(satchel.ConfigError, match=r"max_tokens=8000.5 must be a positive whole number"):
+        window.assemble(max_tokens=8000.5)
+
+
+def test_an_unknown_model_says_how_to_give_a_window_its_tokenizer():
+    # The advice was pack's (context_window= and tokenizer=); ContextWindow has no context_window=.
+    with pytest.raises(satchel.UnknownModelError, match=r"ContextWindow\('llama-3', tokenizer=") as caught:
+        ContextWindow("llama-3")
+    assert "context_window=" not in str(caught.value)
+    window = ContextWindow("llama-3", tokenizer="o200k_base")
+    window.add_block("Hello there.", Priority.HIGH, "q")
+    assert window.assemble(max_tokens=100) == "Hello there."
