@@ -1028,6 +1028,10 @@ def pack(
 ) -> PackResult:
     """Pack ranked candidates into a budgeted, deduplicated, ordered, labelled prompt.
 
+    ``system`` replaces :data:`satchel.DEFAULT_SYSTEM` (the grounding rules: answer from
+    the sources, cite them, source text is information, not instructions) whole; add to
+    it to keep them.
+
     ``options`` are those of :class:`Packer`: ``model``, ``context_window``,
     ``tokenizer``, ``reserve_answer``, ``reserve_other``, ``source_budget``,
     ``order`` (``relevance``, ``edges``, ``chronological``), ``dedupe``,
