@@ -40,6 +40,9 @@ linear, about 2.5 to 3 times per doubling):
   (a block is one unit; a merge splits again only what it adds unless a fence line
   at the seam changes); ``touching-code-in-front`` ranks them in reverse;
 - ``compress-over``: compress=True on one text a tenth over its room;
+- ``compress-table``: compress=True on one long Markdown table at a source budget of 8,000
+  (rows are joined by line breaks, where no trial was cut: each was counted whole, 7 s
+  at 250,000 characters; see _tokens.cut_in);
 - ``overlapping-no-offsets``: a document cut into windows that overlap by half,
   without offsets (neighbour merging cannot join them; the ledger looks for the
   cut sentences at each window's ends among all those sent before);
@@ -196,6 +199,11 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         options = {"compress": True, "source_budget": room}
         return [t], lambda: satchel.pack([{"id": "c", "text": t}], QUESTION, **options)
 
+    def compress_table(n: int) -> tuple[list[str], Callable[[], Any]]:
+        t = (table * (n // len(table) + 1))[:n]
+        options = {"compress": True, "source_budget": 8_000, "model": "gpt-4.1"}
+        return [t], lambda: satchel.pack([{"id": "t", "text": t}], QUESTION, **options)
+
     return {
         "long-word": ([4_000, 8_000, 16_000, 32_000, 64_000], long_word),
         "no-5": ([125_000, 250_000, 500_000, 1_000_000], no_5),
@@ -213,6 +221,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         ),
         "overlapping-no-offsets": ([2_000, 4_000, 8_000], overlapping_no_offsets),
         "compress-over": ([16_000, 32_000, 64_000], compress_over),
+        "compress-table": ([62_500, 125_000, 250_000], compress_table),
         "common-endings": ([2_000, 4_000, 8_000, 16_000], common_endings),
         "templated-versions": ([1_000, 2_000, 4_000, 8_000], templated_versions),
     }

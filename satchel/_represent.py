@@ -29,6 +29,7 @@ from ._chunk import check_utf8
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN
 from ._errors import CallerCode, ConfigError, InputError
 from ._sentences import _code_blocks, split_sentences
+from ._tokens import cut_in
 
 __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
 
@@ -185,11 +186,11 @@ def compress(
 
     ``count`` measures the text as it will be sent (escaping included);
     ``weights`` (term -> weight, e.g. :func:`term_weights`) rank sentences by the
-    question terms they hold. ``adds_up``: ``count`` of a text cut before a space or
-    tab that follows a visible character is the sum of the parts' counts (both OpenAI
-    encodings; see TokenCounter.joined_parts), so each trial is counted from the
-    pieces it changes, not whole (a long text a little over its room was counted
-    whole once for each of its sentences).
+    question terms they hold. ``adds_up``: ``count`` of a text cut where
+    :func:`satchel._tokens.cut_in` cuts is the sum of the parts' counts (both OpenAI
+    encodings), so each trial is counted from the pieces it changes, not whole (a
+    long text a little over its room was counted whole once for each of its
+    sentences).
     """
     strategy, spans = _units(text)
     if not spans:
@@ -199,22 +200,30 @@ def compress(
     protected = _protected_units(units, terms)
     gap, lead, trail = (LINE_GAP, "…\n", "\n…") if strategy == "structured" else (GAP, "… ", " …")
     last = len(units) - 1
-    # Counts add up at a cut before a space or tab that follows a visible character
-    # (adds_up), and every unit ends in a visible character.
-    cuts = (" ", "\t") if adds_up and strategy == "extractive" else ()
 
-    def piece(before: int | None, i: int) -> tuple[str, bool]:
-        """Unit ``i`` as the kept text holds it after unit ``before`` (None: first), with what
-        comes between them, and whether counts add up at the cut before it."""
-        if before is None:
-            return (lead if i > 0 else "") + units[i], True
-        between = text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
-        return between + units[i], between.startswith(cuts)
+    def between(before: int, i: int) -> str:
+        """What joins unit ``before`` to unit ``i`` in the kept text: the text between them,
+        or the gap that marks units left out."""
+        return text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
+
+    def cut(before: int, i: int) -> int | None:
+        """Where counts add up in what joins ``before`` to ``i`` (see cut_in), if ``adds_up``."""
+        return cut_in(units[before], between(before, i), units[i]) if adds_up else None
+
+    def piece(before: int | None, i: int, after: int | None) -> str:
+        """Unit ``i`` as the kept text holds it between units ``before`` and ``after`` (None:
+        it is first, or last), with its share of what joins it to them: the kept text is
+        the sum of its pieces' counts where each cut adds up (a table's rows and lines of
+        code are joined by line breaks: cut before them, each trial was counted whole)."""
+        head = (lead if i > 0 else "") if before is None else between(before, i)[cut(before, i) :]
+        tail = (trail if i != last else "") if after is None else between(i, after)[: cut(i, after)]
+        return head + units[i] + tail
 
     def render(chosen: Sequence[int]) -> str:
         parts, before = [], None
         for i in sorted(chosen):
-            parts.append(piece(before, i)[0])
+            parts.append((lead if i > 0 else "") if before is None else between(before, i))
+            parts.append(units[i])
             before = i
         if before != last:
             parts.append(trail)
@@ -227,27 +236,26 @@ def compress(
     weight = weights.get if weights is not None else (lambda term, default: default)
 
     def with_unit(i: int) -> int | None:
-        """count(render(chosen + [i])) from the pieces that adding unit ``i`` changes, each
-        counted once (every cut of render(chosen) adds up); None when a cut it makes
-        does not."""
+        """count(render(chosen + [i])) from the pieces that adding unit ``i`` changes (its
+        own, and those of the units before and after it, whose share of what joins them
+        changes), each counted once (every cut of render(chosen) adds up); None when a cut
+        it makes does not."""
         at = bisect.bisect(chosen, i)
         before = chosen[at - 1] if at else None
-        new, adds = piece(before, i)
-        tally = total + count(new)
-        if at < len(chosen):  # the unit after it now follows it
-            old, _ = piece(before, chosen[at])
-            moved, moved_adds = piece(i, chosen[at])
-            adds = adds and moved_adds
-            tally += count(moved) - count(old)
-        else:  # it is the last now: the trail after the last unit moves after it
-            if chosen and chosen[-1] != last:
-                tally -= count(trail)
-            if i != last:
-                tally += count(trail)
-        return tally if adds else None
+        after = chosen[at] if at < len(chosen) else None
+        if (before is not None and cut(before, i) is None) or (after is not None and cut(i, after) is None):
+            return None
+        ahead = chosen[at - 2] if at >= 2 else None  # (the unit before ``before``)
+        beyond = chosen[at + 1] if at + 1 < len(chosen) else None  # (and after ``after``)
+        tally = total + count(piece(before, i, after))
+        if before is not None:
+            tally += count(piece(ahead, before, i)) - count(piece(ahead, before, after))
+        if after is not None:
+            tally += count(piece(i, after, beyond)) - count(piece(before, after, beyond))
+        return tally
 
     # Whether counts add up at every cut between the pieces of render(chosen).
-    adding = bool(cuts) and all(piece(a, b)[1] for a, b in zip(chosen, chosen[1:], strict=False))
+    adding = adds_up and all(cut(a, b) is not None for a, b in zip(chosen, chosen[1:], strict=False))
 
     def relevance_of(i: int) -> float:
         # Question terms in the sentence, each weighted by how rare it is among the

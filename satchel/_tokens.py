@@ -137,6 +137,28 @@ def load_encoding(name: str) -> Any:
     )
 
 
+def cut_in(left: str, between: str, right: str) -> int | None:
+    """Where in ``between``, the text joining ``left`` and ``right``, counts add up for an
+    additive tokenizer (see TiktokenTokenizer): count(left + between[:k]) +
+    count(between[k:] + right) == count(left + between + right) for the k returned; None
+    where neither split applies. Before a space or tab that follows a visible character
+    (k = 0), else right after between's last line break, unless a "/" follows it or more
+    whitespace up to another line break (compress cuts its trials here: lines of a table
+    or of code are joined by line breaks, and each trial was counted whole)."""
+    if between[:1] in (" ", "\t") and left[-1:] and not left[-1:].isspace():
+        return 0
+    k = max(between.rfind("\n"), between.rfind("\r")) + 1
+    if not k:
+        return None
+    rest = between[k:] + right
+    if rest[:1] == "/":
+        return None
+    visible = len(rest) - len(rest.lstrip())  # (the run of whitespace after the cut)
+    if "\n" in rest[:visible] or "\r" in rest[:visible]:
+        return None
+    return k
+
+
 class TiktokenTokenizer:
     """Exact counts for OpenAI models; special-token text counts as ordinary text, as the API does.
 
@@ -146,9 +168,11 @@ class TiktokenTokenizer:
     that follows a character other than whitespace (no piece of either pattern
     holds a space after its first character, and only punctuation pieces
     reach past their last visible character, over line breaks), and between
-    ``>\n`` and a following ``<``; and after a line break before a character other
-    than whitespace or "/" (a piece holds line breaks only at its end, or after a
-    run of punctuation, which o200k lets go on to a "/"). So counts of its
+    ``>\n`` and a following ``<``; and after the last line break of a run of
+    whitespace, unless a "/" follows it (a piece holds line breaks only at its end,
+    or after a run of punctuation, which o200k lets go on to a "/"; the whitespace
+    after the run's last line break splits as it would at the start of a text: see
+    :func:`cut_in`). So counts of its
     enclosures add up exactly, a long text joined to a short one is counted by
     re-tokenising only its tail, and a text is the sum of its sentences wherever a
     space or tab separates them or one starts a line (tests/test_tokens.py checks

@@ -414,6 +414,70 @@ def test_compression_counted_from_pieces_keeps_what_counting_whole_keeps():
     assert compared > 1000
 
 
+def test_lines_compressed_from_pieces_keep_what_counting_whole_keeps():
+    # Table rows, "key: value" lines and code are joined by line breaks, where no trial was
+    # cut: each was counted whole (a table of 250,000 characters took 7 s at a budget of
+    # 8,000). They are cut after the line break now (see cut_in), and must choose exactly
+    # what counting every trial whole chooses, and count the same.
+    import random
+
+    from satchel._render import escape_text
+    from satchel._represent import compress
+
+    rng = random.Random(5)
+    compared = 0
+    for name in ("o200k_base", "cl100k_base"):
+        tok = TiktokenTokenizer(name)
+        counted: dict[str, int] = {}
+
+        def count(text: str, tok=tok, counted=counted) -> int:
+            if text not in counted:
+                counted[text] = tok.count(escape_text(text))
+            return counted[text]
+
+        cells = ["Refunds", "5 days", "$3.99", "<b>", "&", "/api/v1", "x" * 20, "日本", "not free", "é", ""]
+        joins = ["\n", "\n\n", "\r\n", "\n  ", "\n\t", " \n", "\n \n", "\n/", "\u2028", ".\n", "\n    "]
+        texts = []
+        for _ in range(120):
+            rows = rng.randrange(3, 25)
+            kind = rng.randrange(3)
+            if kind == 0:  # a Markdown table
+                lines = ["| " + " | ".join(rng.choice(cells) for _ in range(3)) + " |" for _ in range(rows)]
+                texts.append("\n".join(lines))
+            elif kind == 1:  # fields
+                texts.append(
+                    "\n".join(f"{rng.choice(cells) or 'key'}: {rng.choice(cells)}" for _ in range(rows))
+                )
+            else:  # lines of code and prose, joined by any of the joins
+                text = ""
+                for _ in range(rows):
+                    text += rng.choice(
+                        ["def f(x):", "return x + 1", "if refunds:", "# 5 days.", "Refunds take 5 days."]
+                    )
+                    text += rng.choice(joins)
+                texts.append(text + "end.")
+        for text in texts:
+            whole = tok.count(escape_text(text))
+            for share in (0.3, 0.6, 0.9):
+                cap = int(whole * share)
+                assert compress(text, "How long do refunds take?", cap, count, adds_up=True) == compress(
+                    text, "How long do refunds take?", cap, count
+                ), (text, cap)
+                compared += 1
+    assert compared == 720
+    # and a long table is counted from its rows: about its own length in all, not once a row
+    table = "\n".join(f"| row {k} | Refunds take {k % 9} days | note {k} |" for k in range(400))
+    seen: list[str] = []
+
+    def spy(text: str) -> int:
+        seen.append(text)
+        return TiktokenTokenizer("o200k_base").count(escape_text(text))
+
+    shaped = compress(table, "Where is the museum?", 2000, spy, adds_up=True)
+    assert shaped is not None and shaped.units_kept > 50
+    assert sum(map(len, seen)) < 5 * len(table)
+
+
 def test_a_sentence_that_qualifies_a_protected_one_is_kept_with_it():
     # "This does not apply to clearance items." shares no word with the question; cut, the
     # refund rule read wider than it is.

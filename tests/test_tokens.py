@@ -331,6 +331,35 @@ def test_a_space_or_tab_after_a_visible_character_always_splits(name):
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_counts_add_up_where_cut_in_cuts(name):
+    # Compression cuts its trials where cut_in says (after the last line break of a run of
+    # whitespace, unless "/" follows; before a space or tab after a visible character):
+    # count(left + between[:k]) + count(between[k:] + right) == count(left + between + right).
+    import random
+
+    from satchel._tokens import cut_in
+
+    count = TiktokenTokenizer(name).count
+    rng = random.Random(17)
+    spaces = ["\n", "\r", " ", "\t", "\u2028", "\x85", "\xa0", "\u3000", "\x0b"]
+    checked = refused = 0
+    for _ in range(6000):
+        left = "".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(1, 12)))
+        between = "".join(rng.choice(spaces + _HOSTILE[:4]) for _ in range(rng.randrange(0, 6)))
+        right = "".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(1, 12)))
+        k = cut_in(left, between, right)
+        if k is None:
+            refused += 1
+            continue
+        checked += 1
+        whole = count(left + between + right)
+        assert count(left + between[:k]) + count(between[k:] + right) == whole, (left, between, right, k)
+    assert checked > 2000 and refused > 500
+    # "/" after a line break joins the punctuation before it, in o200k
+    assert cut_in("end.", "\n", "/api") is None and cut_in("end.", "\n  \n", "x") == 4
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
 def test_count_many_equals_counting_one_by_one(name):
     tok = TiktokenTokenizer(name)
     texts = SAMPLES + ["", "<|endoftext|>", "a<|endoftext|>b", "x\ud800y", "end.", "\n", " "] * 3
