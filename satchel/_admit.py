@@ -188,23 +188,59 @@ def admit(
     policy = policy or Policy()
     count = text_tokens
     whole = budget + spent  # the budget the user set, as reasons and errors show it
+    # A duplicate whose original was not sent (it did not fit, a cap held it back) has a
+    # turn of its own, in its place: dropped as a copy of text the prompt never held, a
+    # window that would have merged into its document's source for a few tokens lost the
+    # answer. Each such duplicate -> its original; and each original -> the duplicate sent
+    # in its place.
+    in_place: dict[str, tuple[str, str]] = {}  # duplicate -> (original, what kind of copy)
+    copies: dict[str, list[str]] = {}  # original -> those of its duplicates
+
+    def stand_in(original: str) -> str | None:
+        """The duplicate of ``original`` sent in its place, if any (kept alone or merged)."""
+        return next((d for d in copies.get(original, ()) if out.decisions[d].status == "kept"), None)
+
+    texts = {c.id: c.text for c in ranked} if duplicate_of else {}
     for position, chunk, again in _turns(ranked, out, budget, max_sources):
         critical = chunk.priority == Priority.CRITICAL
         rank = position + 1 if ranks is None else ranks[chunk.id]  # (where the orders place it)
         role = policy.roles.get(chunk.id, "supporting")
+        if again and (sent := stand_in(chunk.id)) is not None:  # (tried again once merges freed room)
+            out.decisions[chunk.id] = Decision(
+                "dropped",
+                f"duplicate: {sent}, its {in_place[sent][1]}, was sent in its place when it was left out",
+                "dedupe",
+                duplicate_of=sent,
+            )
+            continue
         dup = duplicate_of.get(chunk.id)
         if dup is not None:
             original, similarity = dup
             # (three places from 0.995 on: 0.999 is no "1.00", which only an exact copy is)
             shown = f"{similarity:.2f}" if similarity < 0.995 else f"{similarity:.3f}"
             kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {shown})"
-            out.decisions[chunk.id] = Decision(
-                "dropped",
-                f"duplicate: {kind} of {original}, which ranks higher",
-                "dedupe",
-                duplicate_of=original,
-            )
-            continue
+            if similarity == 1.0 and texts.get(original) != chunk.text:
+                kind = "copy in other case, spacing or quote marks"
+            decided = out.decisions.get(original)
+            if decided is None or decided.status == "kept":  # (None: its turn is yet to come)
+                out.decisions[chunk.id] = Decision(
+                    "dropped",
+                    f"duplicate: {kind} of {original}, which ranks higher",
+                    "dedupe",
+                    duplicate_of=original,
+                )
+                continue
+            if (sent := stand_in(original)) is not None:
+                out.decisions[chunk.id] = Decision(
+                    "dropped",
+                    f"duplicate: {kind} of {original}, which ranks higher and was not sent; {sent}, "
+                    "another copy of it, was sent in its place",
+                    "dedupe",
+                    duplicate_of=sent,
+                )
+                continue
+            in_place[chunk.id] = (original, kind)
+            copies.setdefault(original, []).append(chunk.id)
         if distractor(chunk, policy.min_score):
             out.decisions[chunk.id] = Decision(
                 "dropped",
@@ -376,7 +412,21 @@ def admit(
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
+    _say_in_place(out, in_place)
     return out
+
+
+def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]]) -> None:
+    """Each duplicate that had a turn of its own (its original was not sent) says so, kept
+    or not (its decision was made where any candidate's is)."""
+    for chunk_id, (original, kind) in in_place.items():
+        decision = out.decisions[chunk_id]
+        if decision.status == "kept":
+            decision.reason += (
+                f"; in place of {original}, which ranks higher (it is its {kind}) but was not sent"
+            )
+        else:
+            decision.reason += f"; it is a {kind} of {original}, which ranks higher and was not sent either"
 
 
 def _turns(

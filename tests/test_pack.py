@@ -118,7 +118,12 @@ def test_exact_and_near_duplicates_keep_the_better_ranked_copy():
         {"id": "other", "text": "Refunds arrive within 5 business days.", "score": 0.6},
     ]
     r = satchel.pack(chunks, "q?")
-    assert r.entry("a-copy").reason == "duplicate: exact copy of a, which ranks higher"
+    assert (
+        r.entry("a-copy").reason
+        == "duplicate: copy in other case, spacing or quote marks of a, which ranks higher"
+    )
+    same = satchel.pack([chunks[0], {**chunks[0], "id": "a-same", "score": 0.1}], "q?")
+    assert same.entry("a-same").reason == "duplicate: exact copy of a, which ranks higher"
     assert r.entry("a-near").reason.startswith("duplicate: near-duplicate (similarity 0.")
     assert r.entry("a-near").duplicate_of == "a"
     assert [s.ids[0] for s in r.sources] == ["a", "other"]
