@@ -186,6 +186,14 @@ def _cell(value: Any) -> str:
     return text
 
 
+def _conflicts(ids: Sequence[str] | None, labels: Mapping[str, str | None]) -> str:
+    """The end of a row's reason naming the versions it conflicts with, each with the label
+    it went under or "not sent" (with one side left out, the prompt shows no conflict)."""
+    if not ids:
+        return ""
+    return "; conflicts with " + ", ".join(f"{i} ({labels.get(i) or 'not sent'})" for i in ids)
+
+
 def _width(text: str) -> int:
     """How many terminal columns ``text`` takes: a Chinese, Japanese or Korean character (or
     another East Asian wide one) takes two, an accent written as a mark of its own none. (With
@@ -239,6 +247,8 @@ def format_trace(data: Mapping[str, Any]) -> str:
         f"{tokens['free']}; tokenizer {(data.get('tokenizer') or {}).get('name') or '?'} ({exact})"
     )
     rows: list[Sequence[Any]] = []
+    # where each candidate went: a version it conflicts with may not be in the prompt
+    labels = {e["id"]: e.get("label") for e in data["manifest"]}
     for e in data["manifest"]:
         rows.append(
             (
@@ -246,15 +256,15 @@ def format_trace(data: Mapping[str, Any]) -> str:
                 e.get("label") or "-",
                 e["id"],
                 e["status"],
+                e.get("stage") or "-",
                 e.get("role") or "-",
                 e["tokens"],
                 e.get("cost") or ("-" if e["status"] == "dropped" else 0),
-                e["reason"]
-                + (f"; conflicts with {', '.join(e['conflicts_with'])}" if e.get("conflicts_with") else ""),
+                e["reason"] + _conflicts(e.get("conflicts_with"), labels),
             )
         )
     rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))
-    header = ("pos", "label", "id", "status", "role", "tokens", "cost", "reason")
+    header = ("pos", "label", "id", "status", "stage", "role", "tokens", "cost", "reason")
     # Every value whole (this table is where one finds which stage lost the evidence): each
     # column as wide as its widest value, the reason last and as long as it is.
     cells = [[_cell(v) for v in row] for row in rows]

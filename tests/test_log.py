@@ -190,11 +190,29 @@ def test_the_trace_table_shows_every_id_and_reason_whole():
     table = format_trace(result.to_dict())
     for entry in result.manifest:
         row = next(line for line in table.splitlines() if f" {entry.id} " in line)
-        assert row.endswith(
-            entry.reason
-            + (f"; conflicts with {', '.join(entry.conflicts_with)}" if entry.conflicts_with else "")
-        )
+        assert f" {entry.stage} " in row and row.endswith(entry.reason)
     assert any(len(e.reason) > 70 for e in result.manifest)
+
+
+def test_the_trace_says_where_each_conflicting_version_went():
+    # "conflicts with b" on a kept row, when b was left out for want of room: the prompt
+    # showed one side only, and nothing in the trace said so.
+    from satchel._manifest import format_trace
+
+    base = "The Plus plan costs {} per month and includes unlimited storage for every user account."
+    chunks = [
+        {"id": "a", "text": base.format("$3.99"), "score": 0.9},
+        {"id": "b", "text": base.format("$2.99"), "score": 0.8},
+    ]
+    result = satchel.pack(chunks, "How much is Plus?", source_budget=60)
+    assert result.entry("a").conflicts_with == ("b",) and not result.entry("b").kept
+    table = format_trace(result.to_dict())
+    row = next(line for line in table.splitlines() if " a " in line)
+    assert row.endswith("admitted; conflicts with b (not sent)")
+    result = satchel.pack(chunks, "How much is Plus?")
+    table = format_trace(result.to_dict())
+    assert next(line for line in table.splitlines() if " a " in line).endswith("; conflicts with b (S2)")
+    assert table.splitlines()[3].split()[:5] == ["pos", "label", "id", "status", "stage"]
 
 
 def test_a_torn_line_is_skipped_when_asked_and_trace_shows_the_rest(tmp_path, result, capsys):
