@@ -426,7 +426,10 @@ def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]]) -> No
                 f"; in place of {original}, which ranks higher (it is its {kind}) but was not sent"
             )
         else:
-            decision.reason += f"; it is a {kind} of {original}, which ranks higher and was not sent either"
+            article = "an" if kind.startswith("exact") else "a"
+            decision.reason += (
+                f"; it is {article} {kind} of {original}, which ranks higher and was not sent either"
+            )
 
 
 def _turns(

@@ -1596,3 +1596,13 @@ def test_a_copy_that_differs_in_case_or_spacing_says_so():
         r.entry("b").reason
         == "duplicate: copy in other case, spacing or quote marks of a, which ranks higher"
     )
+
+
+def test_a_copy_left_out_like_its_original_says_both():
+    chunks = [{"id": "a", "text": _WESTPHALIA}, {"id": "b", "text": _WESTPHALIA}]
+    r = satchel.pack(chunks, "q?", source_budget=40)
+    assert r.entry("a").reason.startswith("does not fit")
+    assert r.entry("b").reason.startswith("does not fit")
+    assert r.entry("b").reason.endswith(
+        "; it is an exact copy of a, which ranks higher and was not sent either"
+    )
