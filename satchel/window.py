@@ -34,7 +34,7 @@ from ._models import get_model
 from ._pack import rank_candidates
 from ._tokens import TokenCounter, resolve_tokenizer
 
-__all__ = ["ContextWindow", "WindowUsage"]
+__all__ = ["BlockIds", "ContextWindow", "WindowUsage"]
 
 #: What joins the included blocks into one prompt.
 SEPARATOR = "\n\n"
@@ -42,12 +42,26 @@ SEPARATOR = "\n\n"
 _NAMES = ("block", "budget (max_tokens)")
 
 
+class BlockIds(tuple[str, ...]):
+    """Block ids, a tuple that prints as seed 004 shows them: ``system, query, rag_0``
+    (its usage prints ``f"Included: {stats.included} blocks"``, which showed a tuple's
+    brackets and quotes)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return ", ".join(self)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 @dataclass(frozen=True, slots=True)
 class WindowUsage:
     """The outcome of the last :meth:`ContextWindow.assemble`."""
 
-    included: tuple[str, ...]
-    excluded: tuple[str, ...]
+    included: BlockIds
+    excluded: BlockIds
     tokens_used: int
     max_tokens: int
     reasons: dict[str, str]
@@ -172,8 +186,8 @@ class ContextWindow:
                         "kept", "admitted (room left after the exact count)", "verify"
                     )
         self._usage = WindowUsage(
-            included=tuple(blocks[i].id for i in included),
-            excluded=tuple(b.id for b in blocks if decisions[b.id].status != "kept"),
+            included=BlockIds(blocks[i].id for i in included),
+            excluded=BlockIds(b.id for b in blocks if decisions[b.id].status != "kept"),
             tokens_used=used,
             max_tokens=max_tokens,
             reasons={b.id: decisions[b.id].reason for b in blocks},

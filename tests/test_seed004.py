@@ -44,6 +44,9 @@ def test_usage_example_reproduces_the_best_practice_lines():
             break
     assert f"Included: {', '.join(stats.included)}" == "Included: system, query, rag_0, rag_1"
     assert f"Excluded: {', '.join(stats.excluded)}" == "Excluded: rag_2, rag_3, example"
+    # and the seed's own print lines read as its best practice shows them (not a tuple's repr)
+    assert f"Included: {stats.included} blocks" == "Included: system, query, rag_0, rag_1 blocks"
+    assert str(stats.excluded) == "rag_2, rag_3, example" and stats.excluded == ("rag_2", "rag_3", "example")
     assert stats.tokens_used == window.count_tokens(prompt) <= 8000
     assert prompt.startswith("You are an expert Python developer.")
 
