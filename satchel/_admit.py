@@ -24,7 +24,7 @@ from ._chunk import Chunk, Priority
 from ._dedupe import Place, agree_where_overlapping
 from ._errors import BudgetError
 from ._ledger import Fresh, Ledger
-from ._represent import Compressor, Fit, fit
+from ._represent import Compressor, Fit, fit, unmarked
 from ._sentences import SentenceCache
 
 __all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
@@ -130,9 +130,9 @@ class Policy:
     min_score_ratio: float | None = None
     #: question-term weights for extractive compression (idf over the candidates)
     weights: Mapping[str, float] | None = None
-    #: the counts add up over text cut before a space or tab that follows a visible
-    #: character (see compress): compression counts each trial from the pieces it changes,
-    #: and a merged source's text is counted from the text it grew from
+    #: the counts add up over text cut where _tokens.cut_in cuts (before a space or tab that
+    #: follows a visible character, after a line break): compression counts each trial from
+    #: the pieces it changes, and a merged source's text is counted from the text it grew from
     counts_add_up: bool = False
 
 
@@ -188,13 +188,14 @@ def admit(
     policy = policy or Policy()
     count = text_tokens
     whole = budget + spent  # the budget the user set, as reasons and errors show it
-    # A duplicate whose original was not sent (it did not fit, a cap held it back) has a
-    # turn of its own, in its place: dropped as a copy of text the prompt never held, a
-    # window that would have merged into its document's source for a few tokens lost the
-    # answer. Each such duplicate -> its original; and each original -> the duplicate sent
-    # in its place.
+    # A duplicate whose original was not sent for want of room (or of a place under
+    # max_sources), or never reached admission (all its lines were boilerplate), has a turn
+    # of its own, in its place, under the original's role: dropped as a copy of text the
+    # prompt never held, a window that would have merged into its document's source for a
+    # few tokens lost the answer. (An original a role cap, the distractor filter or the
+    # per-chunk cap left out holds its copies out too.)
     in_place: dict[str, tuple[str, str]] = {}  # duplicate -> (original, what kind of copy)
-    copies: dict[str, list[str]] = {}  # original -> those of its duplicates
+    copies: dict[str, list[str]] = {}  # original -> its duplicates that had a turn of their own
 
     def stand_in(original: str) -> str | None:
         """The duplicate of ``original`` sent in its place, if any (kept alone or merged)."""
@@ -219,10 +220,15 @@ def admit(
             # (three places from 0.995 on: 0.999 is no "1.00", which only an exact copy is)
             shown = f"{similarity:.2f}" if similarity < 0.995 else f"{similarity:.3f}"
             kind = "exact copy" if similarity == 1.0 else f"near-duplicate (similarity {shown})"
-            if similarity == 1.0 and texts.get(original) != chunk.text:
+            if similarity == 1.0 and texts.get(original, chunk.text) != chunk.text:
                 kind = "copy in other case, spacing or quote marks"
             decided = out.decisions.get(original)
-            if decided is None or decided.status == "kept":  # (None: its turn is yet to come)
+            left_out = original not in texts or (
+                decided is not None
+                and decided.status != "kept"
+                and (decided.left is not None or decided.at_cap)
+            )
+            if not left_out:  # sent; or yet to have its turn (role caps admit by role); or held out
                 out.decisions[chunk.id] = Decision(
                     "dropped",
                     f"duplicate: {kind} of {original}, which ranks higher",
@@ -239,8 +245,10 @@ def admit(
                     duplicate_of=sent,
                 )
                 continue
-            in_place[chunk.id] = (original, kind)
-            copies.setdefault(original, []).append(chunk.id)
+            if chunk.id not in in_place:
+                in_place[chunk.id] = (original, kind)
+                copies.setdefault(original, []).append(chunk.id)
+            role = policy.roles.get(original, role)  # (copies take no role of their own)
         if distractor(chunk, policy.min_score):
             out.decisions[chunk.id] = Decision(
                 "dropped",
@@ -281,9 +289,6 @@ def admit(
                         # that would take the source over it is sent alone, under its own.
                         # (the merged text is split for the ledger, and to be counted from
                         # what it grew from when counts add up)
-                        split = cache if ledger is not None or policy.counts_add_up else None
-                        caps = None if critical else policy.caps
-                        most = None if critical else max_chunk_tokens
                         apart = _merge_neighbours(
                             chunk,
                             sources,
@@ -294,12 +299,17 @@ def admit(
                             count,
                             ledger,
                             names,
-                            forget,
-                            split,
-                            caps,
-                            most,
+                            forget=forget,
+                            cache=cache if ledger is not None or policy.counts_add_up else None,
+                            caps=None if critical else policy.caps,
+                            max_chunk_tokens=None if critical else max_chunk_tokens,
                         )
                         if apart is None:
+                            decision = out.decisions[chunk.id]
+                            if critical and decision.status == "kept" and max_chunk_tokens is not None:
+                                # (the source that now holds it; rare: a linear look is enough)
+                                joined = next(d for d in out.sources if any(m is chunk for m in d.members))
+                                decision.reason += _past_caps(0, None, joined.text, max_chunk_tokens, count)
                             continue
                     if ledger is None:
                         # Alone, nothing would take out the text it shares with the source.
@@ -398,11 +408,13 @@ def admit(
         if span is not None and neighbours:  # (the index is only for merging neighbours)
             by_doc.setdefault(span[0], _DocumentSources()).put(draft)
         if ledger is not None:
-            # the keys of a text kept as the ledger left it are known; a compressed one is split again
+            # the keys of a text kept as the ledger left it are known; a compressed one is split
+            # again, without the marks of what it left out (see unmarked)
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
             # (and what stood around its sentences is the text as it came)
             around = fresh.split.normal if known is not None and fresh is not None and fresh.split else None
-            ledger.record(draft.text, chunk.id, known, around)
+            sent = draft.text if shaped.compression is None else unmarked(draft.text)
+            ledger.record(sent, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         reason += _without(removed, fresh.cut if fresh is not None else 0)
         if apart is not None:
@@ -417,13 +429,26 @@ def admit(
 
 
 def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]]) -> None:
-    """Each duplicate that had a turn of its own (its original was not sent) says so, kept
-    or not (its decision was made where any candidate's is)."""
+    """Each duplicate that had a turn of its own (its original was left out) says so, kept or
+    not (its decision was made where any candidate's is); one whose original was sent after
+    all (tried again once merges freed room) is its duplicate, as any copy of a text sent."""
     for chunk_id, (original, kind) in in_place.items():
         decision = out.decisions[chunk_id]
+        if decision.duplicate_of is not None and decision.status == "dropped":
+            continue  # (another copy went in its place: its reason says so)
+        gone = out.decisions.get(original)
+        if gone is not None and gone.status == "kept":
+            if decision.status != "kept":
+                out.decisions[chunk_id] = Decision(
+                    "dropped",
+                    f"duplicate: {kind} of {original}, which ranks higher",
+                    "dedupe",
+                    duplicate_of=original,
+                )
+            continue
         if decision.status == "kept":
             decision.reason += (
-                f"; in place of {original}, which ranks higher (it is its {kind}) but was not sent"
+                f"; in place of {original}, which ranks higher but was not sent: it is its {kind}"
             )
         else:
             article = "an" if kind.startswith("exact") else "a"

@@ -246,11 +246,14 @@ def _is_nan(value: Any) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Whether a value given twice is given alike (one that cannot be compared is not)."""
+    """Whether a value given twice is given alike: equal, or written alike ("2024-01-01" and
+    date(2024, 1, 1); two equal numpy arrays, which compare element-wise and refuse bool())."""
     try:
-        return bool(a == b)
-    except Exception:  # (numpy arrays compare element-wise and refuse bool())
-        return a is b
+        if bool(a == b):
+            return True
+    except Exception:  # noqa: BLE001 (any comparison a value makes may fail)
+        pass
+    return str(a) == str(b)
 
 
 def _check(chunk: Chunk) -> None:

@@ -174,6 +174,15 @@ def _units(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "extractive", split_sentences(text)
 
 
+def unmarked(text: str) -> str:
+    """A compressed text without the marks of what it left out, its kept units joined as the
+    text held them: what the sentence ledger reads as sent. (Split with the marks, "… Fact
+    one costs $4.99." was no sentence ever sent, and a later source sent it again.)"""
+    if text.startswith("…\n") or text.endswith("\n…") or LINE_GAP in text:  # (fields, rows)
+        return text.removeprefix("…\n").removesuffix("\n…").replace(LINE_GAP, "\n")
+    return text.removeprefix("… ").removesuffix(" …").replace(GAP, " ")
+
+
 def compress(
     text: str,
     question: str,

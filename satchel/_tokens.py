@@ -153,8 +153,8 @@ def cut_in(left: str, between: str, right: str) -> int | None:
     rest = between[k:] + right
     if rest[:1] == "/":
         return None
-    visible = len(rest) - len(rest.lstrip())  # (the run of whitespace after the cut)
-    if "\n" in rest[:visible] or "\r" in rest[:visible]:
+    spaces = len(rest) - len(rest.lstrip())  # (the run of whitespace after the cut)
+    if "\n" in rest[:spaces] or "\r" in rest[:spaces]:
         return None
     return k
 

@@ -1575,7 +1575,7 @@ def test_a_duplicate_of_a_candidate_not_sent_has_a_turn_in_its_place():
     assert r.entry("other#7").reason.startswith("does not fit")
     assert r.entry("doc#w1").kept and "109" in r.text
     assert r.entry("doc#w1").reason.endswith(
-        "; in place of other#7, which ranks higher (it is its exact copy) but was not sent"
+        "; in place of other#7, which ranks higher but was not sent: it is its exact copy"
     )
     # another copy of it goes as a copy of the one sent; and with room for the original,
     # its copies are copies of it
@@ -1605,4 +1605,68 @@ def test_a_copy_left_out_like_its_original_says_both():
     assert r.entry("b").reason.startswith("does not fit")
     assert r.entry("b").reason.endswith(
         "; it is an exact copy of a, which ranks higher and was not sent either"
+    )
+
+
+def test_a_copy_of_an_original_a_role_cap_held_out_stays_out():
+    # Only a copy of an original left out for want of room (or of a place under max_sources)
+    # goes in its place: a role cap of 0 on the original was got round by its copy.
+    text = "The warranty covers the battery for 24 months from the date of purchase."
+    chunks = [
+        {
+            "id": "top",
+            "score": 0.9,
+            "text": "Our lamps ship worldwide from two warehouses.",
+            "role": "decisive",
+        },
+        {"id": "orig", "score": 0.8, "text": text, "role": "background"},
+        {"id": "copy", "score": 0.7, "text": text},
+    ]
+    r = satchel.pack(chunks, "How long is the battery covered?", **satchel.EVIDENCE_POLICY)
+    assert r.entry("orig").reason.startswith("role cap: background items get 0 tokens")
+    assert r.entry("copy").reason == "duplicate: exact copy of orig, which ranks higher"
+
+
+def test_a_copy_whose_original_went_in_after_all_is_its_duplicate():
+    # The original, left out by max_sources, was tried again once a merge freed a place, and
+    # sent; its copy, left out meanwhile, said the original "was not sent either".
+    doc = (
+        "The lamp has three modes. Night mode dims it to ten percent. Party mode cycles colours. "
+        "Reading mode is warm white."
+    )
+
+    def window(cid, first, last):
+        start, end = doc.index(first), doc.index(last) + len(last)
+        return {"id": cid, "doc_id": "lamp", "start": start, "end": end, "text": doc[start:end]}
+
+    text = "The battery is covered for 24 months."
+    chunks = [
+        window("A", "The lamp", "modes."),
+        window("B", "Party", "white."),
+        {"id": "O", "text": text},
+        {"id": "C", "text": text},
+        window("M", "modes.", "Party"),
+    ]
+    r = satchel.pack(chunks, "q?", max_sources=2)
+    assert r.entry("O").kept and r.text.count("24 months") == 1
+    assert r.entry("C").reason == "duplicate: exact copy of O, which ranks higher"
+    assert r.entry("C").duplicate_of == "O"
+
+
+def test_a_copy_of_an_original_that_was_all_boilerplate_has_a_turn():
+    # (read as "its turn is yet to come", the copy went as a duplicate of text never sent,
+    # and "$4.99" was nowhere in the prompt)
+    fact = "Fact one says the lamp costs $4.99 in Europe."
+    chunks = [
+        {"id": "c0", "text": f"{fact} Fact five says the switch costs $8.99 in Chile.", "score": 0.34},
+        {"id": "c1", "text": "Fact two says the bulb costs $5.99 in Asia.", "score": 0.78},
+        {"id": "c2", "text": fact, "score": 0.58},
+        {"id": "c3", "doc_id": "D1", "start": 5, "end": 45, "text": fact[5:]},
+        {"id": "c4", "text": f"{fact} Fact eight says the sensor costs $2.99 in Italy.", "score": 0.3},
+    ]
+    r = satchel.pack(chunks, "How much does the lamp cost?", strip_boilerplate=True)
+    assert r.entry("c2").reason.startswith("boilerplate")
+    assert r.entry("c3").kept and "$4.99" in r.text
+    assert r.entry("c3").reason.endswith(
+        "; in place of c2, which ranks higher but was not sent: it is its near-duplicate (similarity 0.88)"
     )

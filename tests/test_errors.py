@@ -393,3 +393,17 @@ def test_a_value_given_twice_alike_or_once_with_a_gap_is_taken():
     # a NaN section in metadata is not given, as a NaN section is (it was refused as no string)
     r = satchel.pack([{"id": "a", "text": "x", "metadata": {"section": nan}}], "q?")
     assert r.sources[0].attributes == ()
+
+
+def test_a_value_given_twice_written_alike_is_taken():
+    import datetime
+
+    numpy = pytest.importorskip("numpy")
+    chunk = {
+        "id": "a",
+        "text": "x",
+        "updated": "2024-01-01",
+        "v": numpy.array([1, 2]),
+        "metadata": {"updated": datetime.date(2024, 1, 1), "v": numpy.array([1, 2])},
+    }
+    assert satchel.pack([chunk], "q?").entry("a").kept

@@ -1321,3 +1321,14 @@ def test_a_critical_chunk_past_a_cap_says_so():
     assert r.entry("c1").reason.endswith(
         "; CRITICAL, so sent past max_sources=1 and 12 tokens, over max_chunk_tokens=3"
     )
+
+
+def test_a_critical_window_merged_past_the_per_chunk_cap_says_so():
+    doc = "The lamp has three modes. Night mode dims it to ten percent. Party mode cycles colours."
+    windows = [
+        {"id": "A", "text": doc[:49], "doc_id": "d", "start": 0, "end": 49, "priority": "critical"},
+        {"id": "B", "text": doc[49:], "doc_id": "d", "start": 49, "end": len(doc), "priority": "critical"},
+    ]
+    r = satchel.pack(windows, "q?", max_chunk_tokens=12)
+    assert r.sources[0].ids == ("A", "B")
+    assert r.entry("B").reason.endswith(f"; CRITICAL, so sent {_o200k(doc)} tokens, over max_chunk_tokens=12")

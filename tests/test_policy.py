@@ -631,3 +631,22 @@ def test_a_critical_chunk_is_never_stripped_as_boilerplate():
     r = satchel.pack(chunks, "q?", strip_boilerplate=True)
     assert r.entry("pin").kept and [s.text for s in r.sources].count(notice) == 1
     assert all(notice not in s.text for s in r.sources if s.ids != ("pin",))
+
+
+def test_sentences_a_compressed_source_sent_are_not_sent_again():
+    # Split with the marks of what it left out ("… Fact one ..."), a compressed source's
+    # sentences were never recorded as sent, and the next source sent them again.
+    a = "The sky is blue today and tomorrow and the day after that as well."
+    b = "Fact one says the lamp costs $4.99 in Europe."
+    c = "Fact six says the hub costs $9.99 in Japan."
+    d = "Clouds may come on Sunday but nobody really knows for sure yet."
+    chunks = [
+        {"id": "big", "score": 0.9, "text": f"{a} {b} {d} {c} {a} {d}"},
+        {"id": "other", "score": 0.8, "text": f"Night mode dims the lamp. {b} {c}"},
+    ]
+    r = satchel.pack(
+        chunks, "How much does the lamp cost in Japan and Europe?", compress=True, role_caps={"decisive": 30}
+    )
+    assert r.sources[0].text == f"… {b} … {c} …"
+    assert r.sources[1].text == "Night mode dims the lamp." and r.text.count("$4.99") == 1
+    assert r.entry("other").reason == "admitted without 2 sentence(s) already sent"
