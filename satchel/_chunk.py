@@ -260,7 +260,8 @@ def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
     for name in _TEXT_FIELDS:
-        if _is_nan(getattr(chunk, name)):
+        value = getattr(chunk, name)
+        if value is not None and type(value) is not str and _is_nan(value):  # (most are None or text)
             set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():
