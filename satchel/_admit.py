@@ -65,6 +65,8 @@ class Decision:
     left: int | None = None
     #: dropped by the source cap (max_sources), which a merge may make room under again
     at_cap: bool = False
+    #: the role it was admitted under, where that is not its own (a copy in its original's place)
+    role: str | None = None
 
 
 class _DocumentSources:
@@ -424,11 +426,11 @@ def admit(
         out.decisions[chunk.id] = Decision(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
-    _say_in_place(out, in_place)
+    _say_in_place(out, in_place, policy.roles)
     return out
 
 
-def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]]) -> None:
+def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]], roles: Mapping[str, str]) -> None:
     """Each duplicate that had a turn of its own (its original was left out) says so, kept or
     not (its decision was made where any candidate's is); one whose original was sent after
     all (tried again once merges freed room) is its duplicate, as any copy of a text sent."""
@@ -446,6 +448,7 @@ def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]]) -> No
                     duplicate_of=original,
                 )
             continue
+        decision.role = roles.get(original)  # (copies take no role of their own: it had its original's)
         if decision.status == "kept":
             decision.reason += (
                 f"; in place of {original}, which ranks higher but was not sent: it is its {kind}"

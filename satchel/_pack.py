@@ -948,7 +948,7 @@ class Packer:
                     position=placed[0] if placed else None,
                     score=chunk.score,
                     priority=_PRIORITY_NAMES[chunk.priority],
-                    role=roles.get(chunk.id, chunk.role),
+                    role=decision.role or roles.get(chunk.id, chunk.role),
                     duplicate_of=decision.duplicate_of,
                     merged_into=decision.merged_into,
                     conflicts_with=conflicts.get(chunk.id, ()),

@@ -1574,6 +1574,8 @@ def test_a_duplicate_of_a_candidate_not_sent_has_a_turn_in_its_place():
     r = satchel.pack([w0, copy, w1, filler], "How many delegates were there?", source_budget=103)
     assert r.entry("other#7").reason.startswith("does not fit")
     assert r.entry("doc#w1").kept and "109" in r.text
+    # (copies take no role of their own: it goes under its original's, and the manifest says which)
+    assert r.entry("doc#w1").role == r.entry("other#7").role == "supporting"
     assert r.entry("doc#w1").reason.endswith(
         "; in place of other#7, which ranks higher but was not sent: it is its exact copy"
     )
