@@ -111,8 +111,16 @@ def known_models() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_model(name: str) -> ModelProfile:
-    """The profile of ``name``, or of its longest registered prefix (dated snapshots)."""
+#: how pack() is told of a model the registry does not know (ContextWindow has its own)
+_PACK_ADVICE = (
+    "or pass context_window= and tokenizer= for this one (--context-window and --tokenizer "
+    "on the command line), or register it with satchel.register_model(satchel.ModelProfile(...))"
+)
+
+
+def get_model(name: str, advice: str = _PACK_ADVICE) -> ModelProfile:
+    """The profile of ``name``, or of its longest registered prefix (dated snapshots);
+    ``advice``: what the error for an unknown one says to do besides using a known one."""
     if not isinstance(name, str) or not name:
         raise ConfigError(f"model={name!r} must be a model name such as 'gpt-4o'")
     if name in _REGISTRY:
@@ -127,8 +135,5 @@ def get_model(name: str) -> ModelProfile:
     close = difflib.get_close_matches(name.lower(), list(lowered), n=3)
     hint = f" Did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
     raise UnknownModelError(
-        f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), "
-        "or pass context_window= and tokenizer= for this one (--context-window and --tokenizer "
-        "on the command line), or register it with "
-        "satchel.register_model(satchel.ModelProfile(...))"
+        f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), {advice}"
     )

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._admit import Decision, _no_room
 from ._chunk import Chunk, Priority, _whole, as_priority, check_utf8
-from ._errors import BudgetError, ConfigError, InputError, UnknownModelError
+from ._errors import BudgetError, ConfigError, InputError
 from ._models import get_model
 from ._pack import rank_candidates
 from ._tokens import TokenCounter, resolve_tokenizer
@@ -76,17 +76,13 @@ class ContextWindow:
 
     def __init__(self, model: str = "gpt-4o", *, tokenizer: Any = None) -> None:
         if tokenizer is None:
-            try:
-                tokenizer = get_model(model).tokenizer
-            except UnknownModelError as exc:
-                # (its advice is pack's: a window here has no context_window=, its limit is
-                # assemble's max_tokens)
-                known = str(exc).split(" Either ")[0]
-                raise UnknownModelError(
-                    f"{known} Use a known model (satchel.known_models()), or give its tokenizer: "
-                    f"ContextWindow({model!r}, tokenizer='o200k_base' or a tokenizer.json path or a "
-                    "callable); the limit is assemble(max_tokens=...)"
-                ) from None
+            # (pack's advice names context_window=, which a window has none of: its limit is
+            # assemble's max_tokens)
+            advice = (
+                f"or give its tokenizer: ContextWindow({model!r}, tokenizer='o200k_base' or a "
+                "tokenizer.json path or a callable); the limit is assemble(max_tokens=...)"
+            )
+            tokenizer = get_model(model, advice).tokenizer
         self.model = model
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
