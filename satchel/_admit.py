@@ -304,14 +304,9 @@ def admit(
                             forget=forget,
                             cache=cache if ledger is not None or policy.counts_add_up else None,
                             caps=None if critical else policy.caps,
-                            max_chunk_tokens=None if critical else max_chunk_tokens,
+                            max_chunk_tokens=max_chunk_tokens,
                         )
                         if apart is None:
-                            decision = out.decisions[chunk.id]
-                            if critical and decision.status == "kept" and max_chunk_tokens is not None:
-                                # (the source that now holds it; rare: a linear look is enough)
-                                joined = next(d for d in out.sources if any(m is chunk for m in d.members))
-                                decision.reason += _past_caps(0, None, joined.text, max_chunk_tokens, count)
                             continue
                     if ledger is None:
                         # Alone, nothing would take out the text it shares with the source.
@@ -565,7 +560,8 @@ def _merge_neighbours(
     tokens left, of the budget shown (see _no_room); ``caps``: the role caps, when the
     merged source must stay within the cap of its role (``count`` its text), and
     ``max_chunk_tokens`` the per-chunk cap, which a merged source is held to as any
-    (ten windows of 65 tokens merged into one source of 696 under a cap of 80). Returns
+    (ten windows of 65 tokens merged into one source of 696 under a cap of 80), but for
+    a CRITICAL chunk, whose reason says it went past it. Returns
     None, or, when the merged source would be over a cap, why the chunk stays apart (for
     its reason: it goes on as a source of its own)."""
     assert chunk.doc_id is not None and chunk.start is not None and chunk.end is not None
@@ -620,18 +616,22 @@ def _merge_neighbours(
             cuts = _cut_members(fresh, union, touching, chunk)
             members = [m for m in members if m is chunk or cuts.get(m.id, _UNCUT).left]
     cap = None if caps is None else caps.get(lead_draft.role)
-    if cap is not None and (size := count(text)) > cap:
+    size = count(text) if cap is not None or max_chunk_tokens is not None else 0  # (counted once)
+    if cap is not None and size > cap:
         # (a supporting source capped at 40 tokens grew to 211, window by window; dropped
         # instead, the window holding the answer was lost)
         return (
             f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
             f"{lead_draft.role} cap of {cap} (role_caps)"
         )
-    if max_chunk_tokens is not None and (size := count(text)) > max_chunk_tokens:
+    critical = chunk.priority == Priority.CRITICAL
+    # (CRITICAL goes past the cap, and says so below)
+    if max_chunk_tokens is not None and size > max_chunk_tokens and not critical:
         return (
             f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over "
             f"max_chunk_tokens={max_chunk_tokens}"
         )
+    past = _past_caps(0, None, text, max_chunk_tokens, count) if critical else ""
     lead = members[0]
     merged = Draft(members, text, lead_draft.rank, span, role=lead_draft.role)
     old_cost = sum(d.cost for d in touching)
@@ -696,14 +696,17 @@ def _merge_neighbours(
         gone = ", ".join(m_id for m_id, cut in cuts.items() if not cut.left)
         out.decisions[chunk.id] = Decision(
             "kept",
-            f"admitted{_without(removed)}, in place of {gone} (same document), whose text was already sent",
+            f"admitted{_without(removed)}, in place of {gone} (same document), whose text was already sent"
+            + past,
             "admit",
             sentences_removed=removed,
         )
         return None
     out.decisions[chunk.id] = Decision(
         "kept",
-        f"merged into {lead.id}: neighbour in the same document, overlap sent once" + _without(removed),
+        f"merged into {lead.id}: neighbour in the same document, overlap sent once"
+        + _without(removed)
+        + past,
         "dedupe",
         merged_into=lead.id,
         sentences_removed=removed,
