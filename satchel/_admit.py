@@ -410,7 +410,8 @@ def admit(
             known = fresh.keys if fresh is not None and draft.text is fresh.text else None
             # (and what stood around its sentences is the text as it came)
             around = fresh.split.normal if known is not None and fresh is not None and fresh.split else None
-            sent = draft.text if shaped.compression is None else unmarked(draft.text)
+            strategy = None if shaped.compression is None else shaped.compression["strategy"]
+            sent = draft.text if strategy is None else unmarked(draft.text, str(strategy))
             ledger.record(sent, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         reason += _without(removed, fresh.cut if fresh is not None else 0)

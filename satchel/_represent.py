@@ -20,6 +20,7 @@ whole or drops it with a reason.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,6 +36,9 @@ __all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_
 
 GAP = " … "
 LINE_GAP = "\n…\n"
+#: each strategy's marks of what compression left out, (between kept units, before the
+#: first, after the last), and what joins two units once the marks are taken out (see unmarked)
+_MARKS = {"extractive": (GAP, "… ", " …", " "), "structured": (LINE_GAP, "…\n", "\n…", "\n")}
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 _STOP = frozenset(
@@ -174,13 +178,15 @@ def _units(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "extractive", split_sentences(text)
 
 
-def unmarked(text: str) -> str:
-    """A compressed text without the marks of what it left out, its kept units joined as the
-    text held them: what the sentence ledger reads as sent. (Split with the marks, "… Fact
-    one costs $4.99." was no sentence ever sent, and a later source sent it again.)"""
-    if text.startswith("…\n") or text.endswith("\n…") or LINE_GAP in text:  # (fields, rows)
-        return text.removeprefix("…\n").removesuffix("\n…").replace(LINE_GAP, "\n")
-    return text.removeprefix("… ").removesuffix(" …").replace(GAP, " ")
+def unmarked(text: str, strategy: str) -> str:
+    """A text compressed by ``strategy`` without the marks of what it left out (see _MARKS),
+    its kept units joined as the text held them: what the sentence ledger reads as sent.
+    (Split with the marks, "… Fact one costs $4.99." was no sentence ever sent, and a later
+    source sent it again.) Text of another strategy (abstractive) has no marks."""
+    if strategy not in _MARKS:
+        return text
+    gap, lead, trail, join = _MARKS[strategy]
+    return text.removeprefix(lead).removesuffix(trail).replace(gap, join)
 
 
 def compress(
@@ -207,7 +213,7 @@ def compress(
     terms = question_terms(question)
     units = [text[s:e] for s, e in spans]
     protected = _protected_units(units, terms)
-    gap, lead, trail = (LINE_GAP, "…\n", "\n…") if strategy == "structured" else (GAP, "… ", " …")
+    gap, lead, trail, _ = _MARKS[strategy]
     last = len(units) - 1
 
     def between(before: int, i: int) -> str:
@@ -215,6 +221,7 @@ def compress(
         or the gap that marks units left out."""
         return text[spans[before][1] : spans[i][0]] if i == before + 1 else gap
 
+    @functools.cache  # (each trial asks for the cuts around it again, for each piece it counts)
     def cut(before: int, i: int) -> int | None:
         """Where counts add up in what joins ``before`` to ``i`` (see cut_in), if ``adds_up``."""
         return cut_in(units[before], between(before, i), units[i]) if adds_up else None
