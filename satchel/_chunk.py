@@ -140,14 +140,7 @@ class Chunk:
                 )
             merged = dict(given or {})
             for k, v in extra.items():
-                if k not in merged or _is_nan(merged[k]):
-                    merged[k] = v
-                elif not _is_nan(v) and not _same(merged[k], v):
-                    # (one of the two was thrown away without a word: the prompt showed the other)
-                    raise InputError(
-                        f"candidate {known.get('id')!r}: {k!r} is given twice, as {_short(v)} and as "
-                        f"{_short(merged[k])} in metadata; give it once"
-                    )
+                merged[k] = _given_once(known.get("id"), repr(k), v, merged[k]) if k in merged else v
             known["metadata"] = merged
         if "id" not in known or "text" not in known:
             missing = "id" if "id" not in known else "text"
@@ -256,6 +249,20 @@ def _same(a: Any, b: Any) -> bool:
     return str(a) == str(b)
 
 
+def _given_once(cid: Any, name: str, top: Any, nested: Any) -> Any:
+    """The value of a key given both at the top of a candidate (``top``) and in its metadata
+    (``nested``): the one given (None and NaN are not given), or both if alike; two values
+    are refused (one was thrown away without a word: the prompt showed the other)."""
+    if top is None or _is_nan(top):
+        return nested
+    if nested is None or _is_nan(nested) or _same(top, nested):
+        return top
+    raise InputError(
+        f"candidate {cid!r}: {name} is given twice, as {_short(top)} and as {_short(nested)} in "
+        "metadata; give it once"
+    )
+
+
 def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
@@ -297,15 +304,8 @@ def _check(chunk: Chunk) -> None:
         # checked, and used by the chronological order), unless the fields are given too
         for name in ("title", "section", "updated"):
             value = metadata.get(name)
-            if value is None or _is_nan(value):  # (NaN: not given, as for the field itself)
-                continue
-            if getattr(chunk, name) is None:
-                set_(chunk, name, value)
-            elif not _same(getattr(chunk, name), value):
-                raise InputError(
-                    f"candidate {cid!r}: {name} is given twice, as {_short(getattr(chunk, name))} and as "
-                    f"{_short(value)} in metadata; give it once"
-                )
+            if value is not None and not _is_nan(value):  # (NaN: not given, as for the field itself)
+                set_(chunk, name, _given_once(cid, name, getattr(chunk, name), value))
     for name in ("doc_id", "title", "section"):
         value = getattr(chunk, name)
         if value is not None and not isinstance(value, str):
