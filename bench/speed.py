@@ -24,9 +24,11 @@ linear). Reports only; asserts nothing.
 With ``--memory``, also the memory of one pack (tracemalloc, which slows it, so
 apart from the timings): the peak a pack allocates beside its input, and what a
 long-lived Packer keeps afterwards (its token counts, see satchel._tokens.CACHE_LIMIT).
+With ``--startup``, also what a fresh process pays once: the import, loading the rank file
+for the first count, and the whole ``satchel pack --example`` command.
 
     python bench/speed.py [--sizes 1000,10000] [--repeat 3] [--profile] [--by-stage] [--collector]
-                          [--source-budget N] [--memory]
+                          [--source-budget N] [--memory] [--startup]
 """
 
 from __future__ import annotations
@@ -138,6 +140,34 @@ def timed(repeat: int, *fns: Any) -> list[tuple[float, float]]:
 def tokenizer_pass(texts: list[str]) -> int:
     count = TiktokenTokenizer("o200k_base").count
     return sum(count(t) for t in texts)
+
+
+#: what --startup runs in fresh processes, from the least to the most
+STARTUP = (
+    ("python -c 'import satchel'", ["-c", "import satchel"]),
+    (
+        "import satchel and count one text (o200k_base loaded)",
+        ["-c", "from satchel._tokens import TiktokenTokenizer; TiktokenTokenizer('o200k_base').count('a')"],
+    ),
+    (
+        "satchel pack --example --format json (the whole command)",
+        ["-m", "satchel", "pack", "--example", "--format", "json"],
+    ),
+)
+
+
+def startup_times(repeat: int) -> list[tuple[str, float]]:
+    """Best wall time of each STARTUP command in a fresh Python process."""
+    import subprocess
+
+    out = []
+    for label, args in STARTUP:
+
+        def run(args: list[str] = args) -> None:
+            subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL)
+
+        out.append((label, best_time(repeat, run)))
+    return out
 
 
 def do_pack(cands: list[dict[str, Any]], question: str, **options: Any) -> satchel.PackResult:
@@ -284,6 +314,11 @@ def main(argv: list[str] | None = None) -> None:
         help="also time pack with Python's cycle collector running (pack pauses it)",
     )
     ap.add_argument(
+        "--startup",
+        action="store_true",
+        help="also time fresh processes: import, first count (the rank file loaded), the CLI on the example",
+    )
+    ap.add_argument(
         "--memory",
         action="store_true",
         help="also trace the memory one pack allocates, and what a long-lived Packer keeps",
@@ -381,6 +416,10 @@ def main(argv: list[str] | None = None) -> None:
                 f"kept by the Packer afterwards: {texts:,} counted texts, {kept:.1f} MB "
                 f"({1e6 * kept / max(texts, 1):.0f} bytes a text)"
             )
+    if args.startup:
+        print(f"\nfresh processes (best of {args.repeat}; what a command line or a new worker pays once):")
+        for label, seconds in startup_times(args.repeat):
+            print(f"  {label:<58} {seconds:6.3f}s")
     print(
         "\n(target of issue 2: pack <= 2x the tokenizer pass at 1,000, near-linear growth to 10,000; "
         "reported, not asserted)"

