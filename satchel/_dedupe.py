@@ -64,29 +64,55 @@ __all__ = [
     "strip_boilerplate",
 ]
 
+
+def _alternation(words: Iterable[str]) -> str:
+    """A regex matching exactly ``words``, factored by their common beginnings (a trie):
+    where a word may start, the engine tries the few words that share its next letter,
+    not every word in turn."""
+
+    def build(ends: set[str]) -> str:
+        if ends == {""}:
+            return ""
+        after: dict[str, set[str]] = {}
+        for end in ends:
+            if end:
+                after.setdefault(end[0], set()).add(end[1:])
+        alternatives = [re.escape(letter) + build(rest) for letter, rest in sorted(after.items())]
+        if "" in ends:  # (a word that another goes on from: "four", "fourteen")
+            return f"(?:{'|'.join(alternatives)})?"
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+    return build(set(words))
+
+
 # (from a word's start only: from every position of a long run without a digit, the
-# search would run to its end again, and a 32 KB word took seconds)
-_NUMBERISH = re.compile(r"(?<!\S)\S*\d\S*")
-#: Negations, as a regex: a detail that must never be merged or compressed away
-#: (shared with compression's protected sentences). "non-" negates the word it opens.
-NEGATION_PATTERN = (
-    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|without)\b|n't\b|\bnon-(?=\w)"
-)
+# search would run to its end again, and a 32 KB word took seconds; possessive: the
+# word's first digit is found once, without trying every shorter start before it)
+_NUMBERISH = re.compile(r"(?<!\S)[^\s\d]*+\d\S*+")
+#: Negations: a detail that must never be merged or compressed away (shared with
+#: compression's protected sentences). "non-" negates the word it opens.
+NEGATIONS = tuple("not no never none nothing nobody nowhere neither nor cannot without".split())
+#: ... as a regex
+NEGATION_PATTERN = rf"\b(?:{_alternation(NEGATIONS)})\b|n't\b|\bnon-(?=\w)"
 _NEGATION = re.compile(NEGATION_PATTERN, re.IGNORECASE)
-#: Numbers written as words ("thirty days", "the fifth", "twenty-one", "half the price"),
-#: as a regex: as much a detail as digits (shared with compression's protected sentences).
-NUMBER_WORD_PATTERN = (
-    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
-    r"ninety|hundred|thousand|million|billion|trillion|dozen|half|quarter|once|twice|thrice|"
-    r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
-    r"(?:thir|four|fif|six|seven|eigh|nine)teenth|(?:twen|thir|for|fif|six|seven|eigh|nine)tieth|"
-    r"hundredth|thousandth|millionth|billionth|tens|dozens|hundreds|thousands|millions|billions|"
-    r"trillions)\b"
+#: Numbers written as words ("thirty days", "the fifth", "twenty-one", "half the price"):
+#: as much a detail as digits (shared with compression's protected sentences).
+NUMBER_WORDS = tuple(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+    thousand million billion trillion dozen half quarter once twice thrice first second third fourth
+    fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth
+    seventeenth eighteenth nineteenth twentieth thirtieth fortieth fiftieth sixtieth seventieth
+    eightieth ninetieth hundredth thousandth millionth billionth tens dozens hundreds thousands
+    millions billions trillions""".split()
 )
+#: ... as a regex (whole words only: "twenty-one" holds two)
+NUMBER_WORD_PATTERN = rf"\b(?:{_alternation(NUMBER_WORDS)})\b"
 _NUMBER_WORD = re.compile(NUMBER_WORD_PATTERN, re.IGNORECASE)
-#: a capitalised word inside a sentence (after a word or a comma and a space): a name
-_NAMEISH = re.compile(r"(?<=[\w,;:] )[\"'“‘(\[]?[A-Z][\w'’-]*")  # (in quotes too: 'Sahara')
+#: a capitalised word inside a sentence (after a word or a comma and a space): a name;
+#: the match takes the space before it (a literal the engine looks for first, where a
+#: pattern opening with the look-behind was tried at every character)
+_NAMEISH = re.compile(r" (?<=[\w,;:] )[\"'“‘(\[]?[A-Z][\w'’-]*")  # (in quotes too: 'Sahara')
 #: "yes", left out of short texts with the negations (see _masked_words)
 _YES = re.compile(r"\byes\b")
 #: the two patterns for lower-case text (see _masked_words)
@@ -97,7 +123,7 @@ _LOWER_NEGATION = re.compile(NEGATION_PATTERN)
 _NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
 #: those of them at a word's start, as a regex (but "non", which the negations take)
 _NEGATING_PREFIX = re.compile(
-    rf"\b(?:{'|'.join(p for p in _NEGATING_PREFIXES if not p.startswith('non'))})(?=[a-z]{{3}})"
+    rf"\b(?:{_alternation(p for p in _NEGATING_PREFIXES if not p.startswith('non'))})(?=[a-z]{{3}})"
 )
 
 #: Shingles shared by more candidates than this are boilerplate, not evidence of
@@ -131,9 +157,12 @@ def _masked_words(text: str) -> list[str]:
     # apart by difference, on the words as written.)
     # (on the text lower-cased first: the patterns then need no case folding, which made
     # the number words' alternation five times slower)
+    # (a name's match takes the space before it: " @ " puts one back)
     text = _NUMBERISH.sub(" # ", _NAMEISH.sub(" @ ", spaced_out(text)).lower())
     text = _LOWER_NUMBER_WORD.sub(" # ", text)
-    text = _LOWER_NEGATION.sub(" ", _YES.sub(" ", text))  # (an answer "yes" is as "no")
+    if "yes" in text:  # (an answer "yes" is as "no"; looked for in C first: most texts have none)
+        text = _YES.sub(" ", text)
+    text = _LOWER_NEGATION.sub(" ", text)
     return _NEGATING_PREFIX.sub("", text).split()
 
 

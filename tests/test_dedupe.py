@@ -1672,3 +1672,19 @@ def test_a_copy_of_an_original_that_was_all_boilerplate_has_a_turn():
     assert r.entry("c3").reason.endswith(
         "; in place of c2, which ranks higher but was not sent: it is its near-duplicate (similarity 0.88)"
     )
+
+
+@pytest.mark.parametrize(
+    "words",
+    [_dedupe.NUMBER_WORDS, _dedupe.NEGATIONS, ("un", "in", "im", "il", "ir", "dis"), ("a", "ab", "abc", "b")],
+)
+def test_a_word_list_as_one_regex_matches_its_words_and_no_other(words):
+    # (the number words and negations are matched through a trie of their letters: every
+    # word, and nothing that is only its beginning or goes on past it)
+    pattern = re.compile(_dedupe._alternation(words))
+    near = {w[:k] for w in words for k in range(len(w))} | {w + c for w in words for c in "aenst-"}
+    for word in set(words) | near:
+        assert bool(pattern.fullmatch(word)) == (word in words), word
+    both = re.compile(rf"\b(?:{_dedupe._alternation(words)})\b")
+    text = " ".join(sorted(set(words) | near))
+    assert {m.group() for m in both.finditer(text)} == set(words)  # ("one-" holds "one")
