@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -142,6 +143,25 @@ def test_bad_role_caps_are_reported(capsys):
     assert "cap '1e3' for 'supporting' must be a whole number of tokens (120), a share of" in (
         capsys.readouterr().err
     )
+    with pytest.raises(SystemExit):  # (the last one was taken, unsaid)
+        main(["pack", "--example", "--role-caps", "supporting=10, supporting=20"])
+    assert "role 'supporting' is given twice" in capsys.readouterr().err
+
+
+def test_output_is_utf8_whatever_the_locales_code_page():
+    # (a Windows redirect to a file writes cp1252 by default: Chinese text raised
+    # UnicodeEncodeError with a traceback)
+    text = "退货期限为30天。"
+    for fmt in ("text", "json", "trace"):
+        out = subprocess.run(
+            [sys.executable, "-m", "satchel", "pack", "-", "--question", "多久？", "--format", fmt],
+            input=json.dumps([{"id": "政策", "text": text}]).encode(),
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "cp1252"},
+        )
+        assert out.returncode == 0, out.stderr.decode("utf-8", "replace")
+        shown = out.stdout.decode("utf-8")
+        assert "政策" in shown and (text in shown or fmt == "trace")  # (the trace shows no text)
 
 
 def test_a_share_of_a_window_past_a_floats_range_is_worked_out_exactly():

@@ -8,6 +8,8 @@ status 2, in one place.
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import sys
 from collections.abc import Callable, Sequence
 
@@ -50,7 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _text_out() -> None:
+    """Write any text. Prompts, JSON and traces go out as UTF-8 whatever the locale's code
+    page (a Windows redirect to a file is cp1252 by default: a Chinese chunk raised
+    UnicodeEncodeError, after --log had written its record); messages for people on
+    stderr show what its encoding cannot as escapes."""
+    out, err = sys.stdout, sys.stderr
+    if isinstance(out, io.TextIOWrapper) and codecs.lookup(out.encoding).name != "utf-8":
+        out.reconfigure(encoding="utf-8")
+    if isinstance(err, io.TextIOWrapper):
+        err.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _text_out()
     parser = build_parser()
     args = parser.parse_args(argv)
     _, _, run = COMMANDS[args.command]

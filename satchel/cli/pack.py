@@ -176,11 +176,13 @@ def role_caps(text: str) -> dict[str, int | float | None]:
         role, sep, value = part.partition("=")
         if not sep:
             raise argparse.ArgumentTypeError(f"{part!r} is not ROLE=CAP (e.g. supporting=120)")
-        value = value.strip().lower()
-        try:
-            caps[role.strip()] = (
-                None if value in ("none", "") else (float(value) if "." in value else int(value))
+        value, role = value.strip().lower(), role.strip()
+        if role in caps:
+            raise argparse.ArgumentTypeError(
+                f"role {role!r} is given twice in {text!r}; give each role one cap"
             )
+        try:
+            caps[role] = None if value in ("none", "") else (float(value) if "." in value else int(value))
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
