@@ -30,7 +30,7 @@ import os
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._sentences import (
@@ -932,6 +932,7 @@ def strip_boilerplate(
     documents: Sequence[str],
     min_documents: int = 3,
     ignore: frozenset[int] = frozenset(),
+    keep: Callable[[str], bool] | None = None,
 ) -> list[tuple[str, int]]:
     """Remove header and footer lines repeated across ``min_documents`` or more documents.
 
@@ -942,7 +943,8 @@ def strip_boilerplate(
     sentences shared by overlapping windows of one document do not count, and
     neither do chunks in ``ignore`` (duplicates, whose repeats are not
     boilerplate). Returns, per text, the text left and how many pieces were
-    stripped. Pieces shorter than three words are never boilerplate.
+    stripped. Pieces shorter than three words are never boilerplate, nor a piece
+    for which ``keep`` says so (one that holds what the question asks about).
     """
     units = [_units(t) for t in texts]
     at_edges: dict[str, set[str]] = {}
@@ -956,7 +958,7 @@ def strip_boilerplate(
             key = _key(text[s:e])
             if key is not None:
                 at_edges.setdefault(key, set()).add(doc)
-    boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents}
+    boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents and not (keep and keep(k))}
     out = []
     for text, spans in zip(texts, units, strict=True):
         if not boiler:

@@ -45,9 +45,9 @@ from ._render import (
     source_parts,
     sources_block,
 )
-from ._represent import Compressor, question_terms, term_weights
+from ._represent import Compressor, asks_about, question_terms, term_weights
 from ._roles import RoleRule, assign_roles, check_role_caps, resolve_cap
-from ._sentences import SentenceCache
+from ._sentences import SentenceCache, normalise
 from ._tokens import (
     EstimateTokenizer,
     HuggingFaceTokenizer,
@@ -411,7 +411,7 @@ class Packer:
         counted = self._prefetch(retrieval, sentences, tags)
         try:
             found = self._find_duplicates(retrieval, sentences)
-            ranked, stripped = self._strip_boilerplate(retrieval, found)
+            ranked, stripped = self._strip_boilerplate(retrieval, found, question)
             roles = self._roles(ranked, retrieval, found)
             if self.role_caps is not None:
                 last = len(ROLES)  # (what has no role is dropped before its role counts)
@@ -564,10 +564,20 @@ class Packer:
             places=places,
         )
 
+    @property
+    def _boilerplate_documents(self) -> int:
+        """How many documents' chunks a piece must open or close to be boilerplate."""
+        return 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
+
+    @property
+    def _boilerplate_rule(self) -> str:
+        return f"each opens or closes chunks of {self._boilerplate_documents} or more documents"
+
     def _strip_boilerplate(
-        self, retrieval: Sequence[Chunk], found: DedupeReport
+        self, retrieval: Sequence[Chunk], found: DedupeReport, question: str
     ) -> tuple[list[Chunk], dict[str, int]]:
-        """Seed 003, step 1: lines repeated across documents go (off by default).
+        """Seed 003, step 1: lines repeated across documents go (off by default), but those
+        that hold what the question asks about (see asks_about).
 
         Returns the candidates left (texts stripped) and, per chunk id, how many
         pieces were stripped; a chunk that was all boilerplate is left out.
@@ -576,12 +586,16 @@ class Packer:
         stripped: dict[str, int] = {}
         if self.strip_boilerplate is False:
             return ranked, stripped
-        min_docs = 3 if self.strip_boilerplate is True else int(self.strip_boilerplate)
+        terms = question_terms(question)
         cleaned = strip_boilerplate(
             [c.text for c in ranked],
-            [c.doc_id or c.id for c in ranked],
-            min_docs,
+            # (a chunk without a document is its own, but copies of one text are one
+            # document, found as copies or not: with the dedupe off, three copies of a
+            # window made its sentences boilerplate, and each was sent stripped to a letter)
+            [c.doc_id if c.doc_id is not None else "\0" + normalise(c.text) for c in ranked],
+            self._boilerplate_documents,
             ignore=frozenset(found.duplicate_of),
+            keep=lambda piece: asks_about(piece, terms),
         )
         for i, (text, n) in enumerate(cleaned):
             if n and ranked[i].priority == Priority.CRITICAL:
@@ -931,14 +945,17 @@ class Packer:
             if placed is not None and placed[1].lead.id == chunk.id:
                 cost = placed[1].cost
                 sent = self._body_tokens(placed[1].text, sentences, len(placed[1].members) > 1)
-            compression = decision.compression
+            compression, reason = decision.compression, decision.reason
             if stripped.get(chunk.id):
                 compression = {**(compression or {}), "boilerplate_stripped": stripped[chunk.id]}
+                if not reason.startswith("boilerplate"):  # (the trace says what stripping took)
+                    n, rule = stripped[chunk.id], self._boilerplate_rule
+                    reason += f"; {n} boilerplate piece(s) stripped first ({rule})"
             entries.append(
                 _make_entry(
                     id=chunk.id,
                     status="kept" if placed is not None else "dropped",
-                    reason=decision.reason,
+                    reason=reason,
                     stage=decision.stage,
                     tokens=self._body_tokens(chunk.text, sentences),
                     rank=i + 1,

@@ -32,7 +32,16 @@ from ._errors import CallerCode, ConfigError, InputError
 from ._sentences import _code_blocks, split_sentences
 from ._tokens import cut_in
 
-__all__ = ["Compressed", "Fit", "compress", "fit", "protected_spans", "question_terms", "term_weights"]
+__all__ = [
+    "Compressed",
+    "Fit",
+    "asks_about",
+    "compress",
+    "fit",
+    "protected_spans",
+    "question_terms",
+    "term_weights",
+]
 
 GAP = " … "
 LINE_GAP = "\n…\n"
@@ -70,6 +79,19 @@ def term_weights(texts: Iterable[str], terms: frozenset[str]) -> dict[str, float
 def question_terms(question: str) -> frozenset[str]:
     """Content words of the question, lower-cased."""
     return frozenset(w.lower() for w in _WORD.findall(question) if w.lower() not in _STOP)
+
+
+def asks_about(text: str, terms: frozenset[str]) -> bool:
+    """Whether ``text`` holds two of the question's ``terms`` (or its only one), in any form
+    (see _alike): what the question asks about. (Boilerplate stripping keeps such a piece
+    however often it recurs: "Brightgrid Plus costs $3.99 a month." opening the pricing
+    page, the FAQ and a blog post is the answer to "How much does Brightgrid Plus cost?",
+    and went from all three.)"""
+    if not terms:
+        return False
+    words = {w.lower() for w in _WORD.findall(text)}
+    held = sum(1 for t in terms if t in words or any(_alike(w, t) for w in words))
+    return held >= min(2, len(terms))
 
 
 def _has_detail(unit: str) -> list[str]:

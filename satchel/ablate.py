@@ -561,15 +561,15 @@ def _uncompressed(options: Mapping[str, Any]) -> dict[str, Any]:
     return {**options, **_COMPRESSION_OFF, "role_caps": None, "source_budget": None}
 
 
-def _stripped(ranked: Sequence[Chunk], options: Mapping[str, Any]) -> dict[str, Chunk] | None:
-    """Each candidate as ``strip_boilerplate`` over all of ``ranked`` leaves it (one that was
-    all boilerplate is not there); None when the options do not strip."""
+def _stripped(ranked: Sequence[Chunk], question: str, options: Mapping[str, Any]) -> dict[str, Chunk] | None:
+    """Each candidate as ``strip_boilerplate`` over all of ``ranked`` leaves it for ``question``
+    (one that was all boilerplate is not there); None when the options do not strip."""
     if not options.get("strip_boilerplate"):
         return None
     from ._sentences import SentenceCache
 
     packer = Packer(**options)
-    left, _ = packer._strip_boilerplate(ranked, packer._find_duplicates(ranked, SentenceCache()))
+    left, _ = packer._strip_boilerplate(ranked, packer._find_duplicates(ranked, SentenceCache()), question)
     return {c.id: c for c in left}
 
 
@@ -650,7 +650,7 @@ def ablate_query(
     kept_by_full: set[str] = set()
     # Variants that pack a few of the candidates get them as stripping boilerplate over all
     # of them left them: over a few, a footer no longer recurs in enough documents to go.
-    stripped = _stripped(ranked, pack_options)
+    stripped = _stripped(ranked, query.question, pack_options)
     for variant, opts in options.items():
         if variant in ("top1", "uncompressed"):
             few = ranked[:1] if variant == "top1" else [c for c in ranked if c.id in kept_by_full]

@@ -1666,7 +1666,8 @@ def test_a_copy_of_an_original_that_was_all_boilerplate_has_a_turn():
         {"id": "c3", "doc_id": "D1", "start": 5, "end": 45, "text": fact[5:]},
         {"id": "c4", "text": f"{fact} Fact eight says the sensor costs $2.99 in Italy.", "score": 0.3},
     ]
-    r = satchel.pack(chunks, "How much does the lamp cost?", strip_boilerplate=True)
+    # (a question about the lamp's price would keep the fact: see asks_about)
+    r = satchel.pack(chunks, "Which shop sells the sensor?", strip_boilerplate=True)
     assert r.entry("c2").reason.startswith("boilerplate")
     assert r.entry("c3").kept and "$4.99" in r.text
     assert r.entry("c3").reason.endswith(

@@ -650,3 +650,40 @@ def test_sentences_a_compressed_source_sent_are_not_sent_again():
     assert r.sources[0].text == f"… {b} … {c} …"
     assert r.sources[1].text == "Night mode dims the lamp." and r.text.count("$4.99") == 1
     assert r.entry("other").reason == "admitted without 2 sentence(s) already sent"
+
+
+def test_a_sentence_the_question_asks_about_is_no_boilerplate_however_often_it_recurs():
+    # (it opened chunks of three documents, and went from all three: "$3.99" was nowhere
+    # in the prompt, and the trace said only "admitted")
+    fact = "Brightgrid Plus costs $3.99 a month."
+    cookie = "We use cookies to improve your experience on this site."
+    chunks = [
+        {"id": f"{doc}#1", "doc_id": doc, "score": 0.9 - k / 10, "text": f"{fact} {rest}\n{cookie}"}
+        for k, (doc, rest) in enumerate(
+            [
+                ("pricing", "You can cancel at any time from the app."),
+                ("faq", "Students get a 20% discount with a valid ID."),
+                ("blog", "The plan adds cloud schedules and scenes."),
+            ]
+        )
+    ]
+    r = satchel.pack(chunks, "How much does Brightgrid Plus cost per month?", **satchel.EVIDENCE_POLICY)
+    assert "$3.99" in r.text and cookie not in r.text
+    assert r.entry("pricing#1").compression["boilerplate_stripped"] == 1
+    assert r.entry("pricing#1").reason.endswith(
+        "; 1 boilerplate piece(s) stripped first (each opens or closes chunks of 3 or more documents)"
+    )
+    assert "stripped first" in r.trace()
+    # asked about otherwise, it is boilerplate as the cookie notice is
+    other = satchel.pack(chunks, "Can students get a discount?", strip_boilerplate=True)
+    assert fact not in other.text and other.entry("faq#1").compression == {"boilerplate_stripped": 2}
+
+
+def test_copies_of_one_text_are_one_document_to_boilerplate_stripping_with_the_dedupe_off():
+    # (three copies without a document made each of their sentences boilerplate: each copy
+    # went stripped to the one piece too short to strip, a stray "c")
+    text = "Refunds take 7 business days. Plus costs $2.99 a month. Tab\tinside. ```\nc"
+    copies = [{"id": f"c{i}", "text": text} for i in range(3)]
+    r = satchel.pack(copies, "q?", strip_boilerplate=True, dedupe=False)
+    assert [s.text for s in r.sources] == [text] * 3
+    assert not any(e.compression for e in r.manifest)
