@@ -154,7 +154,12 @@ _QUALIFIES = re.compile(
 
 def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
     """Which of ``units`` compression must keep: those with a detail that matters to the
-    question (see _protected), and each sentence right after one that qualifies it."""
+    question (see _protected), each sentence right after one that qualifies it, and the
+    sentence a kept qualifier qualifies (see _QUALIFIES): cut, the qualifier reads as
+    said of whatever was kept before it ("The plan also adds voice control." went, and
+    "This does not apply to lamps bought before 2020." was left after the price). (A
+    kept fact that only points back, "It costs $4.99 a month.", goes without the
+    sentence before it: in a source about the question's topic, "It" is that topic.)"""
     out: list[int] = []
     before = False  # whether the sentence before is about the question
     for i, unit in enumerate(units):
@@ -165,7 +170,12 @@ def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
         ):
             out.append(i)
         before = about
-    return out
+    kept = set(out)
+    for i in out:
+        while i > 0 and i - 1 not in kept and _QUALIFIES.search(units[i]):
+            i -= 1  # (and on, while the one it qualifies qualifies another)
+            kept.add(i)
+    return sorted(kept)
 
 
 def protected_spans(text: str, question: str) -> list[str]:

@@ -687,3 +687,26 @@ def test_copies_of_one_text_are_one_document_to_boilerplate_stripping_with_the_d
     r = satchel.pack(copies, "q?", strip_boilerplate=True, dedupe=False)
     assert [s.text for s in r.sources] == [text] * 3
     assert not any(e.compression for e in r.manifest)
+
+
+def test_a_kept_qualifier_keeps_the_sentence_it_qualifies():
+    # ("This does not apply ..." was kept for its negation and year, the sentence it
+    # qualifies was cut: it then read as said of the price kept before it, and the answer,
+    # voice control, was gone)
+    text = (
+        "The Plus plan includes cloud scenes and schedules for every lamp. "
+        "It costs $4.99 a month in the EU. "
+        "The plan also adds voice control through popular assistants. "
+        "This does not apply to lamps bought before 2020. "
+        "Customers love the new colours and the app redesign."
+    )
+    question = "Can I use voice control with Plus?"
+    protected = protected_spans(text, question)
+    qualified = "The plan also adds voice control through popular assistants."
+    qualifier = "This does not apply to lamps bought before 2020."
+    assert protected.index(qualified) + 1 == protected.index(qualifier)
+    chunks = [chunk("overview", "Plus is our premium plan.", 0.99), chunk("faq", text, 0.9)]
+    r = satchel.pack(chunks, question, role_caps={"supporting": 20}, compress=True)
+    sent = r.sources[1].text
+    assert f"{qualified} {qualifier}" in sent
+    assert "Customers love" not in sent
