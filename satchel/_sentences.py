@@ -464,10 +464,31 @@ def _add_span(out: list[tuple[int, int]], text: str, start: int, end: int) -> No
     """Add the sentence at ``start:end`` to ``out``, joined to the one before when that is
     the number of a numbered list item on its line ("1." of "1. Open the app", after a line
     break), which the splitter took for a sentence ending in a period."""
-    if out and _LIST_NUMBER.fullmatch(text, *out[-1]) and _at_line_start(text, out[-1][0]):
-        if "\n" not in text[out[-1][1] : start]:
-            start = out.pop()[0]
+    if out and _LIST_NUMBER.fullmatch(text, *out[-1]):
+        if _at_line_start(text, out[-1][0]) or _opens_a_list(text, *out[-1]):
+            if "\n" not in text[out[-1][1] : start]:
+                start = out.pop()[0]
     out.append((start, end))
+
+
+def _opens_a_list(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` ("1.") opens the text and a numbered list:
+    the next line opens with the number after it. (A window that starts with a number is
+    mostly one cut after the number that ended a sentence, "25. Sentence number 26"; one
+    that goes on "1. Plug in the lamp.\n2. Press ..." is a list, whose first item lost
+    its sentence to the ledger and left "1." alone on its line.)"""
+    if text[:start].strip():
+        return False
+    brk = text.find("\n", end)
+    if brk == -1:
+        return False
+    line = _NEXT_LINE.match(text, brk).end()  # (past blank lines: a loose list)
+    after = _NUMBERED.match(text, line)
+    return after is not None and int(after.group(1)) == int(text[start : end - 1]) + 1
+
+
+#: the whitespace from a line break to the next line with text on it, which it starts
+_NEXT_LINE = re.compile(r"\s*\n")
 
 
 def _ends_at_break(text: str, brk: re.Match[str]) -> bool:

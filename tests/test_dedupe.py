@@ -1355,8 +1355,10 @@ def test_a_number_opens_a_list_item_only_where_a_list_starts_or_goes_on():
     for text, sentences in (
         ("The total was\n42. That is all.", ["The total was\n42.", "That is all."]),
         ("Steps\n1. Open it\n2. Press Add", ["Steps", "1. Open it", "2. Press Add"]),
-        # (at a text's start "1." may end a sentence a window was cut from: "25. Sentence ...")
-        ("1. Open it\n2. Press Add\n3. Done", ["1.", "Open it", "2. Press Add", "3. Done"]),
+        # (at a text's start "1." may end a sentence a window was cut from, "25. Sentence
+        # ...", but not where the next line goes on with "2.")
+        ("1. Open it\n2. Press Add\n3. Done", ["1. Open it", "2. Press Add", "3. Done"]),
+        ("25. Sentence 26\n2. Press Add", ["25.", "Sentence 26", "2. Press Add"]),
     ):
         assert [text[s:e] for s, e in split_sentences(text)] == sentences
 
@@ -1689,3 +1691,20 @@ def test_a_word_list_as_one_regex_matches_its_words_and_no_other(words):
     both = re.compile(rf"\b(?:{_dedupe._alternation(words)})\b")
     text = " ".join(sorted(set(words) | near))
     assert {m.group() for m in both.finditer(text)} == set(words)  # ("one-" holds "one")
+
+
+def test_a_numbered_list_that_opens_the_text_keeps_its_first_items_number():
+    # ("1." was split off as a sentence of its own at the text's start: the ledger took the
+    # item's sentence, sent before, and "1." went alone on its line)
+    steps = "1. Plug in the lamp.\n2. Press Add device in the app.\n3. Wait for the blue light."
+    assert [steps[s:e] for s, e in split_sentences(steps)] == steps.split("\n")
+    loose = "1. Plug in the lamp.\n\n  2. Press Add device."
+    assert [loose[s:e] for s, e in split_sentences(loose)] == ["1. Plug in the lamp.", "2. Press Add device."]
+    cands = [
+        {"id": "setup", "score": 0.9, "text": "Plug in the lamp. It blinks blue when it is ready."},
+        {"id": "quickstart", "score": 0.8, "text": steps},
+    ]
+    assert satchel.pack(cands, "How do I pair the lamp?").sources[1].text == steps
+    # a window that starts after the number ending a sentence is cut there as before
+    cut = "25. Sentence number 26 is here.\nMore text."
+    assert [cut[s:e] for s, e in split_sentences(cut)][0] == "25."
