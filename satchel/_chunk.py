@@ -368,6 +368,21 @@ def _whole(value: Any) -> int | None:
     return None
 
 
+def plain(value: Any) -> Any:
+    """An option's number or flag as Python's own type: a numpy (or other) integer as int, a
+    real as float, a numpy bool as bool, as a dataframe or a config loaded with numpy gives
+    them; anything else as it is (to be judged, and refused, by the option's own check)."""
+    if type(value) in (int, float, bool) or isinstance(value, (str, bytes)):
+        return value
+    if type(value).__name__ in ("bool_", "bool") and type(value).__module__ == "numpy":
+        return bool(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
 def _score(value: Any, cid: str) -> float:
     """A retrieval score as a finite float (any real number type, numpy's too, and Decimal,
     as databases return NUMERIC columns)."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._admit import Admission, Decision, Draft, Policy, admit, distractor
 from ._budget import Budget
-from ._chunk import ROLES, Chunk, Priority, _whole, as_chunks, check_utf8, listed
+from ._chunk import ROLES, Chunk, Priority, _whole, as_chunks, check_utf8, listed, plain
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
 from ._errors import BudgetError, ConfigError, InputError
 from ._manifest import ManifestEntry, PackedSource, PackResult, TokenUsage
@@ -155,6 +155,8 @@ _TOKEN_COUNTS = (
     "message_overhead",
     "reply_overhead",
 )
+#: options that are a number or a flag of another kind
+_PLAIN_OPTIONS = ("near_duplicate", "min_score_ratio", "strip_boilerplate", "compress", "restate_contract")
 
 
 def _positive_or_none(name: str, value: Any) -> None:
@@ -224,6 +226,8 @@ class Packer:
             value = getattr(self, name)
             if value is not None and type(value) is not int and (whole := _whole(value)) is not None:
                 set_(self, name, whole)
+        for name in _PLAIN_OPTIONS:  # (numpy's numbers and bools as Python's, as for the counts)
+            set_(self, name, plain(getattr(self, name)))
         try:
             profile = get_model(self.model)
         except ConfigError:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ._chunk import ROLES, Chunk
+from ._chunk import ROLES, Chunk, plain
 from ._errors import ConfigError
 
 __all__ = [
@@ -113,6 +113,7 @@ def check_role_caps(caps: Mapping[str, int | float | None] | None) -> Mapping[st
         raise ConfigError(f"role_caps names unknown role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}")
     out: dict[str, int | float | None] = dict.fromkeys(ROLES)  # a role left out is not capped
     for role, cap in caps.items():
+        cap = plain(cap)  # (numpy's numbers as Python's)
         if cap is None:
             pass
         elif isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap >= 0:  # (NaN too)

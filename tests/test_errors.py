@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import satchel
@@ -407,3 +409,29 @@ def test_a_value_given_twice_written_alike_is_taken():
         "metadata": {"updated": datetime.date(2024, 1, 1), "v": numpy.array([1, 2])},
     }
     assert satchel.pack([chunk], "q?").entry("a").kept
+
+
+def test_options_take_numpys_numbers_and_flags_as_pythons():
+    # (token counts took numpy ints, but a share, a similarity or a flag from the same
+    # dataframe or config was refused: "role_caps['supporting']=np.float32(0.25) must be
+    # None, whole tokens, or a share ...")
+    np = pytest.importorskip("numpy")
+    chunks = [{"id": "a", "text": "Refunds take 5 days.", "score": 0.9}, {"id": "b", "text": "Ships."}]
+    given = {
+        "min_score_ratio": np.float32(0.5),
+        "near_duplicate": np.float64(0.9),
+        "role_caps": {"supporting": np.float32(0.25), "background": np.int64(10)},
+        "strip_boilerplate": np.int64(3),
+        "compress": np.True_,
+        "restate_contract": np.False_,
+    }
+    config = satchel.pack(chunks, "q?", **given).config
+    assert config["min_score_ratio"] == 0.5 and config["near_duplicate"] == 0.9
+    assert config["role_caps"] == {"decisive": None, "supporting": 0.25, "background": 10}
+    assert config["strip_boilerplate"] == 3 and config["compress"] is True
+    assert config["restate_contract"] is False
+    json.dumps(config)  # (Python's own types)
+    with pytest.raises(satchel.ConfigError, match="must be True or False"):
+        satchel.pack(chunks, "q?", compress=np.int64(1))
+    with pytest.raises(satchel.ConfigError, match=r"near_duplicate=1.5 must be a similarity"):
+        satchel.pack(chunks, "q?", near_duplicate=np.float64(1.5))
