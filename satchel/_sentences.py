@@ -482,8 +482,8 @@ def _opens_a_list(text: str, start: int, end: int) -> bool:
     brk = text.find("\n", end)
     if brk == -1:
         return False
-    line = _NEXT_LINE.match(text, brk).end()  # (past blank lines: a loose list)
-    after = _NUMBERED.match(text, line)
+    blank = _NEXT_LINE.match(text, brk)  # (past blank lines: a loose list)
+    after = _NUMBERED.match(text, blank.end()) if blank else None
     return after is not None and int(after.group(1)) == int(text[start : end - 1]) + 1
 
 
