@@ -423,7 +423,21 @@ def admit(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
     _say_in_place(out, in_place, policy.roles)
+    _say_held_out(out)
     return out
+
+
+def _say_held_out(out: Admission) -> None:
+    """A copy of an original that went out after all (a role cap, the distractor filter or
+    the per-chunk cap held it out, and so its copies: a copy takes its original's role)
+    says so; its reason read as if the original had been sent."""
+    for decision in out.decisions.values():
+        original = decision.duplicate_of
+        if original is None or decision.status != "dropped" or not decision.reason.endswith("ranks higher"):
+            continue
+        gone = out.decisions.get(original)
+        if gone is not None and gone.status != "kept":
+            decision.reason += f" and was not sent either ({gone.reason}), nor its copies"
 
 
 def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]], roles: Mapping[str, str]) -> None:

@@ -1628,7 +1628,11 @@ def test_a_copy_of_an_original_a_role_cap_held_out_stays_out():
     ]
     r = satchel.pack(chunks, "How long is the battery covered?", **satchel.EVIDENCE_POLICY)
     assert r.entry("orig").reason.startswith("role cap: background items get 0 tokens")
-    assert r.entry("copy").reason == "duplicate: exact copy of orig, which ranks higher"
+    # (and says that the original was not sent either: it read as if it had been)
+    assert r.entry("copy").reason == (
+        "duplicate: exact copy of orig, which ranks higher and was not sent either (role cap: "
+        "background items get 0 tokens (role_caps)), nor its copies"
+    )
 
 
 def test_a_copy_whose_original_went_in_after_all_is_its_duplicate():
