@@ -343,7 +343,7 @@ def admit(
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
         edges = place is None or not neighbours or apart is not None
-        fresh = ledger.fresh(chunk.text, edges=edges) if ledger is not None else None
+        fresh = ledger.fresh(chunk.text, edges=edges, itself=chunk.id) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
             out.decisions[chunk.id] = _already_sent(fresh, "every sentence")
             continue
@@ -414,7 +414,9 @@ def admit(
             sent = draft.text if strategy is None else unmarked(draft.text, str(strategy))
             ledger.record(sent, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
-        reason += _without(removed, fresh.cut if fresh is not None else 0)
+        reason += _without(
+            removed, fresh.cut if fresh is not None else 0, fresh.sent_in.count(chunk.id) if fresh else 0
+        )
         if apart is not None:
             reason += f"; {apart}"
         if critical:  # (CRITICAL is sent or stops the pack: no cap holds it back, and it says so)
@@ -825,13 +827,19 @@ def _past_caps(
     return f"; CRITICAL, so sent {' and '.join(past)}" if past else ""
 
 
-def _without(removed: int, cut: int = 0) -> str:
+def _without(removed: int, cut: int = 0, repeats: int = 0) -> str:
     """The end of a kept chunk's reason when the ledger took sentences out of it (``cut`` of
-    them pieces of a sentence, cut at the chunk's start or end)."""
+    them pieces of a sentence, cut at the chunk's start or end; ``repeats`` of them its own
+    sentences said again)."""
     if not removed:
         return ""
-    pieces = f" ({cut} of them a cut piece)" if cut else ""
-    return f" without {removed} sentence(s) already sent{pieces}"
+    parts = []
+    if removed > repeats:
+        pieces = f" ({cut} of them a cut piece)" if cut else ""
+        parts.append(f"{removed - repeats} sentence(s) already sent{pieces}")
+    if repeats:
+        parts.append(f"{repeats} repeat(s) of its own sentences")
+    return " without " + " and ".join(parts)
 
 
 def _other_version(chunk: Chunk, place: Place, touching: Sequence[Draft]) -> str | None:

@@ -271,24 +271,38 @@ class Ledger:
         self._leads: dict[str, str] = {}
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
-    def fresh(self, text: str, own: set[str] | frozenset[str] = frozenset(), edges: bool = False) -> Fresh:
+    def fresh(
+        self,
+        text: str,
+        own: set[str] | frozenset[str] = frozenset(),
+        edges: bool = False,
+        itself: str | None = None,
+    ) -> Fresh:
         """``text`` without sentences already sent (but in the sources ``own``: the text
         joins them), nor, with ``edges``, a first or last sentence cut from a longer one
-        already sent; runs of kept sentences stay verbatim."""
+        already sent, nor, given the id of the candidate it is (``itself``), a sentence it
+        says once already (that is then where it was sent); runs of kept sentences stay
+        verbatim."""
         split = self._cache.split(text)
         sent = self._sent
-        if not sent:
+        # (the same sentence several times in one text makes one detail look important,
+        # as three overlapping windows do: seed 001; found in C, most texts have none)
+        repeats = itself is not None and len(set(split.keys)) != len(split.keys)
+        if not sent and not repeats:
             return Fresh(text, (), split.keys)
-        cut = self._cut_from_sent(text, split) if edges else {}
-        if not cut and sent.keys().isdisjoint(split.normal):
+        cut = self._cut_from_sent(text, split) if edges and sent else {}
+        if not cut and not repeats and sent.keys().isdisjoint(split.normal):
             return Fresh(text, (), split.keys)
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
         for k, where in cut.items():
             seen[k] = where
         if own:
-            if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
+            if not repeats and own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
             seen = [None if where in own else where for where in seen]
+        if repeats:
+            assert itself is not None
+            self._said_before(split, seen, itself)
         if not self._cache.refer_back.isdisjoint(split.normal):
             self._in_context(split.normal, seen)
         answers, questions = self._cache.short_answers, self._cache.questions
@@ -314,6 +328,21 @@ class Ledger:
             # not sent.
             return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
+
+    def _said_before(self, split: Split, seen: list[str | None], itself: str) -> None:
+        """Mark (as sent in ``itself``) each sentence of ``split`` long enough to be a repeat
+        that the text says once already, but one that refers back or asks (what it says, or
+        what answers it, depends on the sentences around it: "That claim is false." after
+        two claims says two things)."""
+        said: set[str] = set()
+        keys = set(split.keys)
+        refer_back, questions = self._cache.refer_back, self._cache.questions
+        for k, normal in enumerate(split.normal):
+            if normal not in keys or normal in refer_back or normal in questions:
+                continue
+            if normal in said and seen[k] is None:
+                seen[k] = itself
+            said.add(normal)
 
     def _note_context(self, normal: Sequence[str]) -> None:
         """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short

@@ -1712,3 +1712,24 @@ def test_a_numbered_list_that_opens_the_text_keeps_its_first_items_number():
     # a window that starts after the number ending a sentence is cut there as before
     cut = "25. Sentence number 26 is here.\nMore text."
     assert [cut[s:e] for s, e in split_sentences(cut)][0] == "25."
+
+
+def test_a_sentence_a_text_says_again_is_sent_once():
+    # (seed 001: the same sentence three times "made one minor detail look very important";
+    # the built-in example's manual sent its dusting advice six times)
+    dust = "Dust the lamp shade with a dry cloth and never use water on it."
+    text = f"{dust} {dust} {dust} The 2019 model had a 14-day return window."
+    r = satchel.pack([{"id": "manual", "text": text}], "q?")
+    assert r.sources[0].text == f"{dust} The 2019 model had a 14-day return window."
+    assert r.entry("manual").reason == "admitted without 2 repeat(s) of its own sentences"
+    assert r.entry("manual").sentences_removed == 2
+    # with sentences already sent too, the reason tells the two apart
+    first = {"id": "first", "score": 0.9, "text": "The 2019 model had a 14-day return window."}
+    r = satchel.pack([first, {"id": "manual", "score": 0.5, "text": text}], "q?")
+    assert r.sources[1].text == dust
+    assert r.entry("manual").reason == (
+        "admitted without 1 sentence(s) already sent and 2 repeat(s) of its own sentences"
+    )
+    # a sentence that refers back says something else after each claim, and stays
+    claims = "Smith said the bridge was safe. That is false. Jones said the dam was safe. That is false."
+    assert satchel.pack([{"id": "c", "text": claims}], "q?").sources[0].text == claims

@@ -239,7 +239,10 @@ def test_decimal_scores_and_whole_float_offsets_are_numbers():
 
 
 def test_user_code_that_fails_is_named_and_kept_as_the_cause():
-    text = "The lamp blinks blue when the battery is low and needs charging soon. " * 4
+    text = "".join(
+        f"The lamp blinks {colour} when the battery is low and needs charging soon. "
+        for colour in ("blue", "pink", "gray", "teal")  # (a sentence said again is sent once)
+    )
     chunks = [{"id": "a", "text": text, "role": "decisive"}]
     options = {"compressor_roles": ["decisive"], "role_caps": {"decisive": 10}}
 

@@ -641,7 +641,11 @@ def test_sentences_a_compressed_source_sent_are_not_sent_again():
     c = "Fact six says the hub costs $9.99 in Japan."
     d = "Clouds may come on Sunday but nobody really knows for sure yet."
     chunks = [
-        {"id": "big", "score": 0.9, "text": f"{a} {b} {d} {c} {a} {d}"},
+        {
+            "id": "big",
+            "score": 0.9,
+            "text": f"{a} {b} {d} {c} {a.replace('sky', 'sea')} {d.replace('Sunday', 'Monday')}",
+        },
         {"id": "other", "score": 0.8, "text": f"Night mode dims the lamp. {b} {c}"},
     ]
     r = satchel.pack(
