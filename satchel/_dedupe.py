@@ -428,9 +428,31 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
     articles swapped are not differences. ``words`` keeps each text's plain words for the next comparison.
     """
     words = {} if words is None else words
-    if _offset(_plain_words(a, words), _plain_words(b, words)) is not None:
-        return None  # a window shifted along its document: only its ends differ
+    offset = _offset(_plain_words(b, words), _plain_words(a, words))
+    if offset is not None:  # a window shifted along its document: only its ends differ
+        return "detail" if _goes_on(a, b, offset) else None
     return _difference_unshifted(a, b, words)
+
+
+def _goes_on(new: str, kept: str, offset: int) -> bool:
+    """Whether, of two texts that read as one window shifted (``new`` starting ``offset``
+    words after ``kept``), one ends a sentence where the other goes on with a few words
+    that hold a detail or a qualifier: "on weekdays." / "on weekdays only." (Windows of
+    one document stop at the same words alike; a sentence end in one of them alone is an
+    edit, and that one says something else.)"""
+    mine, theirs = _words(new), _words(kept)
+    if 0 <= offset + len(mine) - 1 < len(theirs) - 1:  # (new ends inside kept)
+        last, longer, at = mine[-1], theirs, offset + len(mine) - 1
+    elif 0 <= len(theirs) - 1 - offset < len(mine) - 1:  # (kept ends inside new)
+        last, longer, at = theirs[-1], mine, len(theirs) - 1 - offset
+    else:
+        return False
+    ends = _ENDS_SENTENCE.search
+    if not ends(last) or ends(longer[at]):
+        return False
+    more = longer[at + 1 : at + 1 + _DETAIL_WORDS]
+    stop = next((k for k, word in enumerate(more) if ends(word)), None)
+    return stop is not None and any(map(_is_detail, more[: stop + 1]))
 
 
 def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | None:
@@ -498,7 +520,9 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             ops = [op for op in ops if op not in end]
     for _, i1, i2, j1, j2 in ops:
         if (i1 == 0 and j1 == 0) or (i2 == len(left) and j2 == len(right)):  # at an end
-            judged = _judge_end(left[i1:i2], right[j1:j2], i1 == 0 and j1 == 0, left[i1 - 1 : i1])
+            judged = _judge_end(
+                left[i1:i2], right[j1:j2], i1 == 0 and j1 == 0, left[i1 - 1 : i1], right[j1 - 1 : j1]
+            )
             if judged == "detail":
                 return judged
             found = judged or found
@@ -540,7 +564,13 @@ def _punctuation_apart(left: list[str], right: list[str]) -> bool:
     return _CJK_PUNCTUATION.sub("", joined_left) == _CJK_PUNCTUATION.sub("", joined_right)
 
 
-def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[str] = ()) -> str | None:
+def _judge_end(
+    left: list[str],
+    right: list[str],
+    start: bool,
+    before: Sequence[str] = (),
+    before_right: Sequence[str] = (),
+) -> str | None:
     """How two texts differ at one end (``start``: before what they share; else after it).
 
     A few words only one of them has there are no difference; more are other
@@ -557,13 +587,20 @@ def _judge_end(left: list[str], right: list[str], start: bool, before: Sequence[
     is too common where a window was cut to count there), or a word there is the
     other's negated. Many against many are other surroundings.
     """
+    ends = _ENDS_SENTENCE.search
     if not left or not right:
         # Words only one has: a few are a window cut elsewhere; more are a passage of its
         # own (a sentence put in before the first long shared run), which dropped with it
         # as an edit never reached the prompt. (A window that merely runs further is a
         # shift, found before this.)
-        return "surroundings" if len(left or right) > _DETAIL_WORDS else None
-    ends = _ENDS_SENTENCE.search
+        if len(left or right) > _DETAIL_WORDS:
+            return "surroundings"
+        # ... but a few that go on a sentence the other ends there (``before`` and
+        # ``before_right``: each text's word before them), with a detail or a qualifier
+        # among them, change what it says: "on weekdays." / "on weekdays only."
+        shorter, longer = (before, before_right) if not left else (before_right, before)
+        goes_on = not start and shorter and longer and ends(shorter[-1]) and not ends(longer[-1])
+        return "detail" if goes_on and any(map(_is_detail, left or right)) else None
     # (pieces of other sentences a window cut, apart from what the texts share)
     cut = ends(left[-1]) and ends(right[-1]) if start else bool(before) and ends(before[-1])
     if max(len(left), len(right)) <= _DETAIL_WORDS:
@@ -849,10 +886,12 @@ def _near_duplicates(
             kind = _one_word_apart(text, texts[j], versions[j]) if j in versions else "?"
             if kind == "?":
                 offset = _offset(theirs, mine)
-                if _adds_words(offset, mine, theirs):
+                if offset is not None and _goes_on(text, texts[j], offset):
+                    kind = "detail"
+                elif _adds_words(offset, mine, theirs):
                     continue  # a shifted window with words of its own: the ledger sends the new part
-                # a shifted window inside the other differs only at its ends
-                kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
+                else:  # a shifted window inside the other differs only at its ends
+                    kind = None if offset is not None else _difference_unshifted(text, texts[j], plain)
             # A shared passage in other surroundings is no duplicate: the sentence ledger
             # sends the rest. Where what the two share is not whole sentences of its own
             # (one long sentence with another ending, a table, text without full stops),

@@ -43,7 +43,20 @@ def differs_in_details(a, b):
         ("Plus costs $2.99 a month.", "Plus costs $3.99 a month.", True),
         ("The lamp is waterproof and sturdy.", "The lamp is not waterproof and sturdy.", True),
         ("The plan was approved by Anna last week.", "The plan was approved by Brian last week.", True),
-        ("Alpha beta gamma delta Omega 1990 eps.", "gamma delta Omega 1990 eps zeta Eta 2001.", False),
+        # (windows of one document stop at the same words alike: "eps" ends no sentence in either)
+        ("Alpha beta gamma delta Omega 1990 eps", "gamma delta Omega 1990 eps zeta Eta 2001.", False),
+        # a sentence one ends where the other goes on with a qualifier or a detail says something else
+        (
+            "Returns are free. Support answers by email and chat on weekdays.",
+            "Returns are free. Support answers by email and chat on weekdays only.",
+            True,
+        ),
+        # (but a window that runs on past a sentence both end is a shift, as ever)
+        (
+            "Returns are free. Support answers by email and chat on weekdays.",
+            "Support answers by email and chat on weekdays. Refunds take 5 days.",
+            False,
+        ),
         ("It is ready. Then open the app.", "It is ready.  Then open the app!", False),
         ("The price is $2.99", "The price is $3.99", True),
         ("It costs $2.99", "It costs $3.99 plus tax and shipping", True),
@@ -1733,3 +1746,22 @@ def test_a_sentence_a_text_says_again_is_sent_once():
     # a sentence that refers back says something else after each claim, and stays
     claims = "Smith said the bridge was safe. That is false. Jones said the dam was safe. That is false."
     assert satchel.pack([{"id": "c", "text": claims}], "q?").sources[0].text == claims
+
+
+def test_a_qualifier_that_goes_on_a_sentence_the_other_ends_is_a_conflict():
+    # ("... on weekdays only." ranked first, and "... on weekdays." went as its near-duplicate
+    # (similarity 0.91); the other way round both went, unmarked)
+    base = (
+        "Brightgrid lamps ship with a standard plug and a printed quick start guide in the box. "
+        "The lamp connects to the app over Bluetooth and then joins your home network. "
+        "Firmware updates are installed automatically at night when the lamp is idle. "
+        "Customer support answers questions by email and chat on weekdays{}."
+    )
+    for first, second in ((" only", ""), ("", " only")):
+        chunks = [
+            {"id": "a", "score": 0.9, "text": base.format(first)},
+            {"id": "b", "score": 0.8, "text": base.format(second)},
+        ]
+        r = satchel.pack(chunks, "q?")
+        assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
+        assert "on weekdays only." in r.text and "on weekdays." in r.text
