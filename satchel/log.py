@@ -189,12 +189,14 @@ def _object(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return made
 
 
-def json_error(exc: json.JSONDecodeError) -> str:
+def json_error(exc: json.JSONDecodeError, line: bool = True) -> str:
     """What is wrong in a JSON text, and where, for a message: ``Expecting value at line 3
-    column 5`` (with how to write a tab or line break inside a string, when that is it)."""
+    column 5`` (with how to write a tab or line break inside a string, when that is it);
+    without ``line``, only the column (a line of JSONL, whose line the message names)."""
     what = exc.msg.removesuffix(" at")  # ("Invalid control character at": the position follows)
     fix = "; write a tab or line break inside a string as \\t or \\n" if "control character" in what else ""
-    return f"{what} at line {exc.lineno} column {exc.colno}{fix}"
+    at = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{what} at {at}{fix}"
 
 
 def json_lines(
@@ -225,8 +227,10 @@ def json_lines(
             value = load_json(text, where)
         except json.JSONDecodeError as exc:
             if damaged is None:
-                raise InputError(f"{where} is not valid JSON ({json_error(exc)}); {fix}") from None
-            damaged(where, f"not valid JSON ({exc.msg})")
+                raise InputError(
+                    f"{where} is not valid JSON ({json_error(exc, line=False)}); {fix}"
+                ) from None
+            damaged(where, f"not valid JSON ({json_error(exc, line=False)})")
             continue
         yield where, value
 

@@ -249,12 +249,13 @@ def test_one_candidate_object_pretty_printed_is_a_candidate(tmp_path, capsys):
         # one line (a minified request): where it is wrong, not only "line 1"
         (
             '{"question": "Q?", "candidates": [{"id": "a", "text": "x"},]}',
-            "Expecting value at line 1 column 60",
+            "line 1 is not valid JSON (Expecting value at column 60)",
         ),
         # a raw tab in a string: how to write it
         (
             '{"question": "Q?", "candidates": [{"id": "a", "text": "x\ty"}]}',
-            "Invalid control character at line 1 column 57; write a tab or line break inside a string as "
+            "line 1 is not valid JSON (Invalid control character at column 57; write a tab or line break "
+            "inside a string as "
             "\\t or \\n",
         ),
     ],

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -232,6 +233,8 @@ def test_a_torn_line_is_skipped_when_asked_and_trace_shows_the_rest(tmp_path, re
     assert main(["trace", str(log), "--all"]) == 0
     out, err = capsys.readouterr()
     assert "record 2 of 2" in out and "skipped" in err and "line 2" in err
+    # where in the line, and what is wrong there (it said "(Expecting ',' delimiter at)")
+    assert re.search(r"line 2, no whole record: not valid JSON \(\w.* at column \d+", err)
 
 
 def test_trace_reads_a_log_from_stdin(tmp_path, capsys, monkeypatch):
