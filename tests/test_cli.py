@@ -170,3 +170,20 @@ def test_a_share_of_a_window_past_a_floats_range_is_worked_out_exactly():
         [{"id": "a", "text": "Alpha one."}], "q?", context_window=10**400, **satchel.EVIDENCE_POLICY
     )
     assert r.entry("a").kept and r.budget.sources > 10**399
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--max-sources", "0", "argument --max-sources: '0' must be a positive whole number"),
+        ("--context-window", "abc", "argument --context-window: 'abc' must be a positive whole number"),
+        ("--reserve-answer", "-5", "argument --reserve-answer: '-5' must be a whole number of 0 or more"),
+        ("--min-score-ratio", "2", "argument --min-score-ratio: '2' must be a number above 0 and at most 1"),
+    ],
+)
+def test_a_bad_option_is_named_as_it_was_typed(capsys, option, value, message):
+    # (checked by pack, it was named by its Python keyword: "max_sources=0 must be a positive
+    # whole number or None")
+    with pytest.raises(SystemExit) as exit_:
+        main(["pack", "--example", option, value])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err

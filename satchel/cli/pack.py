@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -126,17 +127,49 @@ def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     return candidates
 
 
+def _whole_number(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``least``, refused in the option's own
+    terms (checked by pack, the message named its Python keyword: "max_sources=0 must be
+    a positive whole number or None")."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            kind = "a positive whole number" if least == 1 else "a whole number of 0 or more"
+            raise argparse.ArgumentTypeError(f"{text!r} must be {kind}; leave the option out for the default")
+        return value
+
+    return whole
+
+
+def _ratio(text: str) -> float:
+    """An argparse type: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0 and at most 1, e.g. 0.5")
+    return value
+
+
 def add_pack_options(p: argparse.ArgumentParser) -> None:
     """Options shared by every command that packs."""
+    positive, tokens = _whole_number(1), _whole_number(0)
     p.add_argument("--model", help="model name (sets window, tokenizer and chat framing); default gpt-4o")
-    p.add_argument("--context-window", type=int, help="window in tokens (overrides the model's)")
+    p.add_argument("--context-window", type=positive, help="window in tokens (overrides the model's)")
     p.add_argument("--tokenizer", help="o200k_base, cl100k_base, a tokenizer.json path, or 'estimate'")
-    p.add_argument("--reserve-answer", type=int, help="tokens kept free for the answer (default 512)")
-    p.add_argument("--reserve-other", type=int, help="tokens kept free for anything else the prompt carries")
-    p.add_argument("--source-budget", type=int, help="cap on the tokens the sources may use")
+    p.add_argument("--reserve-answer", type=tokens, help="tokens kept free for the answer (default 512)")
+    p.add_argument(
+        "--reserve-other", type=tokens, help="tokens kept free for anything else the prompt carries"
+    )
+    p.add_argument("--source-budget", type=tokens, help="cap on the tokens the sources may use")
     p.add_argument("--order", choices=sorted(ORDERS), help="source order (default relevance)")
-    p.add_argument("--max-sources", type=int, help="keep at most this many sources")
-    p.add_argument("--max-chunk-tokens", type=int, help="skip any chunk longer than this")
+    p.add_argument("--max-sources", type=positive, help="keep at most this many sources")
+    p.add_argument("--max-chunk-tokens", type=positive, help="skip any chunk longer than this")
     p.add_argument("--no-dedupe", action="store_true", help="send repeats as they are")
     p.add_argument("--system", help="system instructions (default: a short grounded instruction)")
     policy = p.add_argument_group("seed 003's policy (all off by default)")
@@ -159,7 +192,7 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
     )
     policy.add_argument(
         "--min-score-ratio",
-        type=float,
+        type=_ratio,
         help="drop candidates scoring below RATIO x the best (when the best is above zero)",
     )
     policy.add_argument(
