@@ -125,6 +125,13 @@ def get_model(name: str, advice: str = _PACK_ADVICE) -> ModelProfile:
         raise ConfigError(f"model={name!r} must be a model name such as 'gpt-4o'")
     if name in _REGISTRY:
         return _REGISTRY[name]
+    if name.startswith("ft:") and name.count(":") >= 2:
+        # OpenAI's fine-tuned models, "ft:gpt-4o-mini-2024-07-18:org::id": the base model's
+        # window and tokenizer
+        try:
+            return get_model(name.split(":", 2)[1], advice)
+        except ConfigError:
+            pass  # (an unknown base: the error names the model as given)
     for length in range(len(name) - 1, 0, -1):
         prefix = name[:length]
         if prefix in _REGISTRY and name[length] in "-:@":

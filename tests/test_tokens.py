@@ -101,6 +101,14 @@ def test_dated_snapshots_get_their_own_window(model, window):
     assert r.tokens.prompt + 500 <= window
 
 
+def test_a_fine_tuned_model_is_budgeted_as_its_base_model():
+    # (OpenAI names them "ft:BASE:org:suffix:id"; they were unknown models)
+    assert satchel.get_model("ft:gpt-4o-mini-2024-07-18:acme::9abc").name == "gpt-4o-mini"
+    assert satchel.get_model("ft:gpt-3.5-turbo-0125:acme:support:9abc").context_window == 16_385
+    with pytest.raises(satchel.UnknownModelError, match="unknown model 'ft:llama-7b:acme::9abc'"):
+        satchel.get_model("ft:llama-7b:acme::9abc")
+
+
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 def test_openai_models_charge_each_message_its_three_special_tokens_and_its_role(name):
     # OpenAI's counting guide: 3 per message plus the encoded role, and 3 to prime the reply.
