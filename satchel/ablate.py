@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._chunk import Chunk, as_chunks
-from ._errors import ConfigError, InputError, ModelError
+from ._errors import ConfigError, InputError, ModelError, PackError
 from ._manifest import PackResult, prompt_hash
 from ._order import OrderFn, apply_order
 from ._pack import Packer, rank_candidates
@@ -337,9 +337,17 @@ class QueryAblation:
         return tuple(r for r in self.runs if r.variant.startswith("perm"))
 
     @property
+    def order_runs(self) -> tuple[VariantRun, ...]:
+        """The runs that send full's sources in another order: full, reversed, permutations."""
+        orders = ("full", "reversed")
+        return tuple(r for r in self.runs if r.variant in orders or r.variant.startswith("perm"))
+
+    @property
     def order_sensitive(self) -> bool:
-        """Correctness differs across the permutations (never, with fewer than two)."""
-        return len({r.correct for r in self.permutation_runs}) > 1
+        """Correctness differs across the orders of the same sources (full, reversed and the
+        permutations: seed 003's "if order permutation changes the answer"; reversed is one,
+        and a model right in full and wrong reversed was read as order-insensitive)."""
+        return len({r.correct for r in self.order_runs}) > 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -447,6 +455,10 @@ class AblationResult:
     model: str | None
     compression_active: bool  # some (d) prompt differs from its (a) prompt
     elapsed_s: float | None = None
+    #: why the run ended before the whole set (the query that failed, and how), and how many
+    #: queries the set held: the conclusions then cover only the queries answered before it
+    stopped: str | None = None
+    queries_given: int | None = None
 
     def summary(self, variant: str) -> VariantSummary:
         if variant not in self.variants:
@@ -459,8 +471,9 @@ class AblationResult:
 
     @property
     def order_sensitivity(self) -> float | None:
-        """Share of queries whose correctness differs across the permutations (None without two)."""
-        if self.permutations < 2 or not self.queries:
+        """Share of queries whose correctness differs across the orders of their sources (see
+        QueryAblation.order_sensitive); None with no query."""
+        if not self.queries:
             return None
         return sum(q.order_sensitive for q in self.queries) / len(self.queries)
 
@@ -510,6 +523,8 @@ class AblationResult:
             "elapsed_s": None if self.elapsed_s is None else round(self.elapsed_s, 1),
             "model_calls": sum(r.reused_from is None for q in self.queries for r in q.runs),
             "queries_total": len(self.queries),
+            "queries_given": len(self.queries) if self.queries_given is None else self.queries_given,
+            "stopped": self.stopped,
             "variants": {s.variant: s.to_dict() for s in self.summaries},
             "order_sensitivity": self.order_sensitivity,
             "ladder": [r.to_dict() for r in self.ladder()],
@@ -737,8 +752,9 @@ def run_ablation(
     config = {**config, "system": ABLATION_SYSTEM if system is None else system, "max_tokens": max_tokens}
     started = clock()
     rows: list[QueryAblation] = []
+    queries = list(queries)
 
-    def result() -> AblationResult:
+    def result(stopped: str | None = None) -> AblationResult:
         # (d) differs from (a) exactly when some prompt differs; otherwise compression never acted.
         compressed = any(q.run("uncompressed").prompt_sha256 != q.run("full").prompt_sha256 for q in rows)
         return AblationResult(
@@ -750,6 +766,8 @@ def run_ablation(
             model=getattr(client, "name", None) or getattr(client, "model", None),
             compression_active=compressed,
             elapsed_s=clock() - started,
+            stopped=stopped,
+            queries_given=len(queries),
         )
 
     for i, q in enumerate(queries):
@@ -767,11 +785,15 @@ def run_ablation(
                     **pack_options,
                 )
             )
-        except ModelError as exc:
+        except PackError as exc:  # (the model failed, or the query could not be packed)
+            qid = q.id if isinstance(q, Query) else q.get("id") if isinstance(q, Mapping) else None
+            where = f"query {i + 1} of {len(queries)}" + (f" ({qid!r})" if qid is not None else "")
             if not rows:
-                raise
-            # (the queries answered so far are not lost: the caller may write them)
-            raise PartialAblation(f"query {i + 1}: {exc}", result()) from exc
+                raise type(exc)(f"{where}: {exc}") from exc
+            # (the queries answered so far are not lost: the caller may write them, and their
+            # report says the run stopped there)
+            stopped = f"{where}: {exc}"
+            raise PartialAblation(stopped, result(stopped)) from exc
     if not rows:
         raise InputError("the query set is empty; give at least one query")
     return result()
@@ -889,31 +911,32 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
         "queries_with_several_sources": multi,
         "order_sensitive_queries": sum(q.order_sensitive for q in result.queries),
     }
-    if sens is None:
-        finding = (
-            f"permutations not run (k={result.permutations}; need 2 or more); reversed "
-            f"{_pct(rev['reversed_accuracy'])} vs full {_pct(rev['full_accuracy'])}"
-        )
-        holds = rev["reversed_only_correct"] + rev["full_only_correct"] > 0
+    orders = "reversed" + (f" and {result.permutations} permutations" if result.permutations else "")
+    versus = (
+        f"reversed {_pct(rev['reversed_accuracy'])} vs full {_pct(rev['full_accuracy'])} "
+        f"({rev['reversed_only_correct']} right only reversed, {rev['full_only_correct']} only in full; "
+        f"sign test p={rev['sign_test_p']:.3g})"
+    )
+    holds: bool | None
+    if not multi:
+        holds = None  # (one source in every prompt: every order is the same prompt)
+        finding = f"no query sent 2 or more sources, so no order differs from another; {versus}"
+        action = "Not tested: pack more than one source per query (a larger source budget) to test it."
     else:
-        holds = sens > 0
+        holds = bool(sens)
         finding = (
-            f"correctness changed across {result.permutations} permutations on "
-            f"{numbers['order_sensitive_queries']} of {n} queries ({_pct(sens)}; {multi} had 2+ sources); "
-            f"reversed {_pct(rev['reversed_accuracy'])} vs full {_pct(rev['full_accuracy'])}"
+            f"correctness changed across the orders (full, {orders}) on "
+            f"{numbers['order_sensitive_queries']} of {n} queries ({_pct(sens or 0.0)}; {multi} had 2+ "
+            f"sources); {versus}{_hint(holds, rev)}"
         )
-    rungs.append(
-        Rung(
-            "placement is a loss channel (permutations, reversed)",
-            holds,
-            finding,
+        action = (
             "Keep a model- and task-specific placement policy (order=) and add this run to the regression "
             "suite, so a model upgrade cannot silently invalidate it."
             if holds
-            else "Order does not change answers here.",
-            numbers,
+            else "Order does not change answers here."
         )
-    )
+    placement = "placement is a loss channel (permutations, reversed)"
+    rungs.append(Rung(placement, holds, finding, action, numbers))
 
     all_fail = [q for q in result.queries if not any(r.correct for r in q.runs)]
     not_retrieved = sum(not q.gold_in_candidates for q in all_fail)
@@ -964,6 +987,13 @@ def render_report(
     lines = ["# Satchel ablation report", ""]
     if command:
         lines += ["```", command, "```", ""]
+    if result.stopped:
+        lines += [
+            f"**Stopped early: {n} of {result.queries_given} queries answered.** The run ended at "
+            f"{result.stopped}. Every figure and conclusion below covers only the {n} queries answered "
+            "before it.",
+            "",
+        ]
     cfg = result.config
     lines.append(
         f"{n} queries; model `{result.model}`; packing for `{cfg.get('model')}` (window "

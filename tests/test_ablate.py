@@ -373,7 +373,8 @@ def test_ladder_all_fail_points_upstream():
         "gold_sent_not_used": 1,
     }
     assert rungs(result)["packing adds harm"].holds is False
-    assert result.order_sensitivity is None
+    # (without permutations, full and reversed are the orders compared: both wrong here)
+    assert result.order_sensitivity == 0.0
 
 
 def test_order_sensitivity_counts_queries_whose_correctness_flips():
@@ -538,9 +539,18 @@ def test_queries_answered_before_the_model_fails_are_written(tmp_path, monkeypat
     out = tmp_path / "out"
     code = main(["ablate", str(path), "--model", "openai:x", "--out", str(out), "--permutations", "0"])
     err = capsys.readouterr().err
-    assert code != 0 and "query 2: the server kept failing (HTTP 503)" in err
+    assert code != 0 and "query 2 of 3 ('q2'): the server kept failing (HTTP 503)" in err
     assert f"the 1 queries answered before it are written to {out}" in err
-    assert json.loads((out / "results.json").read_text())["queries_total"] == 1
+    written = json.loads((out / "results.json").read_text())
+    assert (written["queries_total"], written["queries_given"]) == (1, 3)
+    # (and the report says it covers only those: read later, it passed for the whole set)
+    assert written["stopped"].startswith("query 2 of 3 ('q2'): the server kept failing")
+    assert (out / "report.md").read_text().split("\n")[2:4] == [
+        "**Stopped early: 1 of 3 queries answered.** The run ended at query 2 of 3 ('q2'): the server "
+        "kept failing (HTTP 503). Every figure and conclusion below covers only the 1 queries answered "
+        "before it.",
+        "",
+    ]
     # --out cannot be written at the end: the results go elsewhere, and the error says both
     import satchel.ablate as harness
 
@@ -656,3 +666,40 @@ def test_a_significant_difference_carries_no_caution():
     harm = rungs(result)["packing adds harm"]
     assert harm.numbers["sign_test_p"] == 0.0312 and harm.numbers["significant"]
     assert harm.holds and "not significant" not in harm.finding
+
+
+def test_placement_counts_reversed_among_the_orders(monkeypatch):
+    # (with 2+ permutations only they were compared: a model right in full and wrong reversed
+    # on every query was read "Order does not change answers here")
+    import satchel.ablate as harness
+
+    monkeypatch.setattr(harness, "permuted_order", lambda base, seed: base)  # (each permutation as full)
+    queries = [query(qid=f"q{i}") for i in range(10)]
+    result = run_ablation(queries, FakeClient("first"), permutations=2, model="gpt-4o")
+    assert result.summary("reversed").accuracy == 0.0 and result.summary("full").accuracy == 1.0
+    placement = rungs(result)["placement is a loss channel"]
+    assert placement.holds is True and result.order_sensitivity == 1.0
+    assert "on 10 of 10 queries" in placement.finding and "sign test p=0.002)" in placement.finding
+    # one source in every prompt: no order differs from another, and the rung says it was not tested
+    alone = run_ablation([query(n=1, qid="one")], FakeClient("first"), permutations=2, model="gpt-4o")
+    placement = rungs(alone)["placement is a loss channel"]
+    assert placement.holds is None and placement.action.startswith("Not tested")
+
+
+def test_a_query_that_cannot_be_packed_is_named_and_the_rows_before_it_kept():
+    # (a question longer than the window on query 2 lost query 1's answers, and the error
+    # named no query)
+    too_long = query(qid="long")
+    too_long["question"] = "Where is it? " * 3000
+    with pytest.raises(harness_partial()) as caught:
+        run_ablation([query(qid="ok"), too_long], FakeClient(), permutations=0, model="gpt-4")
+    assert str(caught.value).startswith("query 2 of 2 ('long'): ")
+    assert [q.id for q in caught.value.result.queries] == ["ok"]
+    with pytest.raises(satchel.BudgetError, match=r"^query 1 of 1 \('long'\): "):
+        run_ablation([too_long], FakeClient(), permutations=0, model="gpt-4")
+
+
+def harness_partial():
+    from satchel.ablate import PartialAblation
+
+    return PartialAblation
