@@ -17,7 +17,15 @@ from typing import Any
 from ._budget import Budget
 from ._errors import InputError
 
-__all__ = ["ManifestEntry", "PackResult", "PackedSource", "TokenUsage", "canonical_json", "format_trace"]
+__all__ = [
+    "ManifestEntry",
+    "PackResult",
+    "PackedSource",
+    "TokenUsage",
+    "canonical_json",
+    "conflicts_note",
+    "format_trace",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +194,7 @@ def _cell(value: Any) -> str:
     return text
 
 
-def _conflicts(ids: Sequence[str] | None, labels: Mapping[str, str | None]) -> str:
+def conflicts_note(ids: Sequence[str] | None, labels: Mapping[str, str | None]) -> str:
     """The end of a row's reason naming the versions it conflicts with, each with the label
     it went under or "not sent" (with one side left out, the prompt shows no conflict)."""
     if not ids:
@@ -260,7 +268,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
                 e.get("role") or "-",
                 e["tokens"],
                 e.get("cost") or ("-" if e["status"] == "dropped" else 0),
-                e["reason"] + _conflicts(e.get("conflicts_with"), labels),
+                e["reason"] + conflicts_note(e.get("conflicts_with"), labels),
             )
         )
     rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))

@@ -38,7 +38,7 @@ def read_request(path: str, question: str | None) -> dict[str, Any]:
     text = decode_utf8(_read_bytes(path), name, "send UTF-8" if path == "-" else "save it as UTF-8")
     if not text.strip():
         raise InputError(f'{name} is empty; give a JSON request with "candidates" or JSONL candidates')
-    data = _parse_request(text, name)
+    data = parse_request(text, name)
     tokenizer = data.get("tokenizer")
     if path != "-" and isinstance(tokenizer, str) and tokenizer.endswith(".json"):
         # A tokenizer.json the request names by a relative path lies beside the request (as
@@ -66,7 +66,7 @@ def _read_bytes(path: str) -> bytes:
         ) from None
 
 
-def _parse_request(text: str, name: str) -> dict[str, Any]:
+def parse_request(text: str, name: str) -> dict[str, Any]:
     """A request object, a JSON list of candidates, or (when the text is not one JSON value) JSONL."""
     try:
         whole = load_json(text, name)

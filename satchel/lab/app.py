@@ -3,10 +3,15 @@
     GET  /                the page (satchel/lab/static/index.html; no build step, no network)
     GET  /api/options     orders, known models, pack defaults, which optional features exist
     GET  /api/example     the built-in example request (``satchel pack --example``)
-    POST /api/pack        {candidates, question, options} -> PackResult.to_dict()
+    POST /api/load        {text, name} -> the candidates, question, pack options (and an
+                          ablation query's answers and gold) that pasted or uploaded text holds
+    POST /api/pack        {candidates, question, options} -> PackResult.to_dict(); with
+                          "trace": true, also "trace_reasons" (each id's reason as the CLI
+                          trace words it)
     POST /api/compare     {candidates, question, left, right} -> both packs and what differs
     POST /api/ask         {candidates, question, options} -> the pack, and the model's answer
-                          with its citations when a model is configured
+                          with its citations when a model is configured (and trace_reasons, as
+                          for /api/pack)
     POST /api/ablate      the ablation variants for the current question (needs a model and
                           satchel.ablate)
 
@@ -29,7 +34,7 @@ from urllib.parse import urlsplit
 
 try:
     from fastapi import Depends, FastAPI, Request
-    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
     from starlette.concurrency import run_in_threadpool
     from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -40,10 +45,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import satchel
 
+from .._chunk import Chunk
 from .._errors import InputError, ModelError, PackError
+from .._manifest import conflicts_note
 from .._pack import Packer
-from ..cli.pack import example_request
-from ..log import load_json
+from ..cli.pack import REQUEST_KEYS, example_request, parse_request
+from ..log import json_lines, load_json
 
 __all__ = [
     "DEFAULT_MAX_BODY",
@@ -53,6 +60,8 @@ __all__ = [
     "compare_packs",
     "create_app",
     "lab_model",
+    "load_request",
+    "trace_reasons",
 ]
 
 STATIC = Path(__file__).with_name("static")
@@ -156,6 +165,97 @@ def _pack_args(
         if key in body and key not in options:
             options[key] = body[key]
     return candidates, question, options
+
+
+#: what the page reads as candidates, for a message when it was given something else
+READABLE = (
+    'a JSON list of candidates ([{"id": ..., "text": ...}]), a request object with "candidates" '
+    "(and question and pack() options), or one candidate object per line (JSONL)"
+)
+
+
+def load_request(text: str, name: str = "the text") -> dict[str, Any]:
+    """Pasted or uploaded text read as ``satchel pack FILE`` reads it (with its messages):
+    ``{candidates, question, options, answers, gold, permutations, note}``.
+
+    Besides the CLI's shapes it takes the lab's own API body (pack options under
+    "options") and a query of ``satchel ablate`` (answers and gold; the first query of
+    a JSONL query set). ``options`` are pack() keywords, unchecked: pack() checks them.
+    """
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputError(f"{name} is empty; give {READABLE}")
+    try:
+        whole = load_json(text, name)
+    except json.JSONDecodeError:
+        lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+        try:
+            first = load_json(lines[0][1], name)
+        except json.JSONDecodeError:
+            first = None
+        if isinstance(first, dict) and "candidates" in first:  # a query set, one query a line
+            out = _request_object(first, f"{name} line {lines[0][0]}")
+            out["note"] = f"the first of {len(lines)} queries"
+            return out
+    else:
+        if not isinstance(whole, (dict, list)):
+            shown = json.dumps(whole)[:40]
+            raise InputError(f"{name} is the JSON value {shown}, not candidates; give {READABLE}")
+        if isinstance(whole, dict) and "candidates" in whole:
+            return _request_object(whole, name)
+    candidates = parse_request(text, name)["candidates"]
+    if any(isinstance(c, Chunk) for c in candidates):  # JSONL, checked: each line as it was
+        candidates = [value for _, value in json_lines(text.split("\n"), name, READABLE)]
+    return _loaded(candidates)
+
+
+def _loaded(candidates: list[Any], question: str | None = None, **parts: Any) -> dict[str, Any]:
+    """load_request's answer: every part named, None (or no options) where the text had none."""
+    out: dict[str, Any] = dict.fromkeys(("answers", "gold", "permutations", "note"))
+    out.update({"candidates": candidates, "question": question, "options": {}, **parts})
+    return out
+
+
+def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A request object (see load_request) split into its parts."""
+    data = dict(data)
+    if "options" in data:  # the lab's API body
+        options = _object(data.pop("options"), f"{name}: 'options'")
+        both = sorted(k for k in options if k in data and data[k] != options[k])
+        if both:
+            raise InputError(
+                f"{name} gives {', '.join(both)} both in 'options' and beside it; give each once"
+            )
+        data.update(options)
+    query = {k: data.pop(k) for k in ("answers", "gold", "permutations") if k in data}
+    if {"answers", "gold"} & query.keys():
+        data.pop("id", None)  # (a query may carry its id)
+    unknown = sorted(set(data) - REQUEST_KEYS - {"candidates", "question"})
+    if unknown:
+        raise InputError(
+            f"{name}: unknown key(s) {', '.join(unknown)}; a request holds candidates, question and "
+            'pack() options (the lab also reads them under "options"), an ablation query also '
+            "answers and gold"
+        )
+    candidates, question = data.pop("candidates"), data.pop("question", None)
+    if not isinstance(candidates, list):
+        raise InputError(f"{name}: 'candidates' must be a JSON list of chunks (objects with at least 'text')")
+    if question is not None and not isinstance(question, str):
+        raise InputError(f"{name}: 'question' must be a string")
+    for key in ("answers", "gold"):
+        value = query.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InputError(f"{name}: '{key}' must be a JSON list of strings")
+    return _loaded(candidates, question, options=data, **query)
+
+
+def trace_reasons(result: Mapping[str, Any]) -> dict[str, str]:
+    """Each candidate's reason as ``satchel pack --format trace`` shows it: with each version
+    it conflicts with, and the label that went under or "not sent"."""
+    labels = {e["id"]: e.get("label") for e in result["manifest"]}
+    return {
+        e["id"]: e["reason"] + conflicts_note(e.get("conflicts_with"), labels) for e in result["manifest"]
+    }
 
 
 def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satchel.PackResult:
@@ -300,9 +400,11 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        # pasted text comes as one JSON string, escaped: room for that over the request it makes
+        limit = self.limit * 2 if scope.get("path") == "/api/load" else self.limit
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, receive, send, limit)
             return
         parts, size, more = [], 0, True
         while more:
@@ -311,8 +413,8 @@ class BodyLimit:
                 return
             body = message.get("body", b"")
             size += len(body)
-            if size > self.limit:
-                await self._refuse(scope, receive, send)
+            if size > limit:
+                await self._refuse(scope, receive, send, limit)
                 return
             parts.append(body)
             more = message.get("more_body", False)
@@ -328,10 +430,10 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def _refuse(self, scope: Scope, receive: Any, send: Any, limit: int) -> None:
         response = JSONResponse(
             {
-                "error": f"the request is larger than the lab's limit of {self.limit} bytes; "
+                "error": f"the request is larger than the lab's limit of {limit} bytes; "
                 "send fewer or shorter candidates"
             },
             status_code=413,
@@ -382,6 +484,11 @@ def create_app(
     async def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        # the page declares no icon; a browser that asks anyway gets no 404 in the log
+        return Response(status_code=204)
+
     @app.get("/api/options")
     def options(request: Request) -> dict[str, Any]:
         # a plain def (run in a worker thread): the first call may load a local model
@@ -412,10 +519,26 @@ def create_app(
 
     # Packing runs in a worker thread, as asking does: a pack of a large request takes
     # seconds, and on the event loop it held every other request of the page up.
+    @app.post("/api/load")
+    async def load(request: Request) -> dict[str, Any]:
+        body = await body_of(request)
+        text, name = body.get("text"), body.get("name") or "the text"
+        if not isinstance(text, str) or not isinstance(name, str):
+            raise InputError("'text' and 'name' must be strings")
+        return await run_in_threadpool(load_request, text, name)
+
     @app.post("/api/pack")
     async def pack(request: Request) -> dict[str, Any]:
-        candidates, question, opts = _pack_args(await body_of(request))
-        return await run_in_threadpool(lambda: _pack(candidates, question, opts).to_dict())
+        body = await body_of(request)
+        candidates, question, opts = _pack_args(body)
+
+        def run() -> dict[str, Any]:
+            out = _pack(candidates, question, opts).to_dict()
+            if body.get("trace") is True:
+                out["trace_reasons"] = trace_reasons(out)
+            return out
+
+        return await run_in_threadpool(run)
 
     @app.post("/api/compare")
     async def compare(request: Request) -> dict[str, Any]:
@@ -426,13 +549,18 @@ def create_app(
 
     @app.post("/api/ask")
     async def ask(request: Request, client: Any = Depends(lab_model)) -> dict[str, Any]:
-        candidates, question, opts = _pack_args(await body_of(request))
+        body = await body_of(request)
+        candidates, question, opts = _pack_args(body)
         # in a worker thread: a slow local model must not block the page's other requests
-        return await run_in_threadpool(_answer, client, candidates, question, opts)
+        return await run_in_threadpool(_answer, client, candidates, question, opts, body.get("trace") is True)
 
-    def _answer(client: Any, candidates: list[Any], question: str, opts: dict[str, Any]) -> dict[str, Any]:
+    def _answer(
+        client: Any, candidates: list[Any], question: str, opts: dict[str, Any], trace: bool = False
+    ) -> dict[str, Any]:
         result = _pack(candidates, question, opts)
         out: dict[str, Any] = {"pack": result.to_dict(), "answer": None, "citations": None, "notice": None}
+        if trace:
+            out["trace_reasons"] = trace_reasons(out["pack"])
         if client is None:
             out["notice"] = NO_MODEL
             return out

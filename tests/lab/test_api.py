@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 
@@ -392,3 +393,114 @@ def test_a_server_model_satchel_knows_is_packed_for(example):
 
 class ServerModel(FakeModel):
     model = "gpt-3.5-turbo"
+
+
+# -- reading pasted and uploaded text (POST /api/load) ------------------------------------
+
+
+def load(client, text, name="pasted text"):
+    return client.post("/api/load", json={"text": text, "name": name})
+
+
+def test_load_gives_a_request_files_options_as_satchel_pack_reads_them(client, example, tmp_path):
+    # (the page dropped order, source_budget, reserve_answer, dedupe, model and tokenizer, and
+    # applied max_sources unseen)
+    options = {
+        "order": "chronological",
+        "source_budget": 300,
+        "dedupe": False,
+        "reserve_answer": 256,
+        "max_sources": 3,
+        "model": "gpt-4",
+        "tokenizer": "estimate",
+    }
+    request = {**example, **options}
+    data = load(client, json.dumps(request, indent=2), "cli_request.json").json()
+    assert data["options"] == options
+    assert data["question"] == example["question"] and data["candidates"] == example["candidates"]
+    assert (data["answers"], data["gold"]) == (None, None)
+    path = tmp_path / "cli_request.json"
+    path.write_text(json.dumps(request), "utf-8")
+    from satchel.cli.pack import pack_options, read_request
+
+    cli = read_request(str(path), None)
+    assert data["options"] == pack_options(argparse.Namespace(), cli)
+
+
+def test_load_reads_the_labs_own_body_and_an_ablation_query(client, example):
+    # (both were "unknown option(s)" errors)
+    body = {**example, "options": {"order": "edges", "source_budget": 300}, "system": "Be brief."}
+    data = load(client, json.dumps(body)).json()
+    assert data["options"] == {"order": "edges", "source_budget": 300, "system": "Be brief."}
+    query = {**example, "id": "q1", "answers": ["30 days"], "gold": ["returns-policy#1"]}
+    data = load(client, json.dumps(query)).json()
+    assert (data["answers"], data["gold"], data["options"]) == (["30 days"], ["returns-policy#1"], {})
+    # a query set (`satchel ablate`'s JSONL): its first query, said so
+    data = load(client, json.dumps(query) + "\n" + json.dumps({**query, "id": "q2"}) + "\n").json()
+    assert data["candidates"] == example["candidates"] and data["note"] == "the first of 2 queries"
+    response = load(client, json.dumps({**example, "order": "edges", "options": {"order": "relevance"}}))
+    assert response.status_code == 400 and "order both in 'options' and beside it" in response.json()["error"]
+
+
+def test_load_reads_lists_and_jsonl_as_they_were(client, example):
+    chunks = example["candidates"][:3]
+    for text in (json.dumps(chunks), "\r\n".join(map(json.dumps, chunks)), "\ufeff" + json.dumps(chunks)):
+        data = load(client, text).json()
+        assert data["candidates"] == chunks and data["options"] == {} and data["question"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        # (the page said "line 1 is not valid JSON", of a pretty-printed list with a trailing comma)
+        ('[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]', ["line 4 column 1"]),
+        (
+            json.dumps({"question": "q", "chunks": [{"id": "a", "text": "x"}]}),
+            ['without "candidates"', "unknown key(s) chunks"],
+        ),
+        ("null", ["JSON value null", "give a JSON list of candidates"]),
+        ("  \n", ["is empty", "give a JSON list of candidates"]),
+        ('{"id": "a", "text": "x"}\n{"id": "b", text: "y"}', ["pasted text line 2 is not valid JSON"]),
+        (json.dumps({"candidates": [], "chunks": []}), ["unknown key(s) chunks"]),
+    ],
+)
+def test_load_says_what_is_wrong_and_where(client, text, needles):
+    response = load(client, text)
+    assert response.status_code == 400
+    for needle in needles:
+        assert needle in response.json()["error"]
+
+
+def test_load_takes_text_as_long_as_the_request_it_makes():
+    # (pasted text is sent as one escaped JSON string: a file that packs must also load)
+    chunks = [{"id": f"c{i}", "text": "x"} for i in range(40)]
+    text = json.dumps(chunks)
+    made, sent = len(json.dumps({"candidates": chunks, "question": "q"})), len(json.dumps({"text": text}))
+    assert made < sent
+    small = TestClient(create_app(model="", max_body=(made + sent) // 2))
+    response = small.post("/api/load", json={"text": text, "name": "a.json"})
+    assert response.status_code == 200, response.text
+    assert small.post("/api/load", json={"text": text * 3}).status_code == 413
+
+
+def test_trace_reasons_are_worded_as_the_cli_trace(client, example):
+    # (the Trace tab showed "conflicts with plus-price-2026", not which label it went under)
+    options = {"source_budget": 300, "order": "edges"}
+    body = {**example, "options": options, "trace": True}
+    data = client.post("/api/pack", json=body).json()
+    reasons = data.pop("trace_reasons")
+    result = satchel.pack(example["candidates"], example["question"], **options)
+    assert data == json.loads(json.dumps(result.to_dict()))  # the pack itself stays the library's
+    trace = result.trace()
+    annotated = [r for r in reasons.values() if "; conflicts with" in r]
+    assert annotated and all("(S" in r or "(not sent)" in r for r in annotated)
+    for entry in result.manifest:
+        assert reasons[entry.id].startswith(entry.reason) and reasons[entry.id] in trace
+    asked = client.post("/api/ask", json=body).json()
+    assert asked["trace_reasons"] == reasons
+    assert "trace_reasons" not in client.post("/api/pack", json={**body, "trace": False}).json()
+
+
+def test_favicon_is_no_404(client):
+    assert client.get("/favicon.ico").status_code == 204
+    assert 'rel="icon"' in client.get("/").text

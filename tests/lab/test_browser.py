@@ -421,3 +421,281 @@ def test_ablation_view_runs_the_variants(open_lab, url_with_model):
     assert variants[:4] == ["full", "top1", "reversed", "uncompressed"]
     shot(page, "ablation-run")
     assert lab.dialogs == [] and lab.errors == []
+
+
+# -- loading files, refused input, and the controls -------------------------------------------
+
+
+def upload(page, tmp_path, name: str, data) -> None:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2), "utf-8")
+    page.set_input_files("#upload", str(path))
+
+
+def paste(page, data) -> None:
+    if not page.is_visible("#paste"):
+        page.click("#paste-box summary")
+    page.fill("#paste", data if isinstance(data, str) else json.dumps(data))
+    page.click("#use-paste")
+
+
+def error_text(page) -> str:
+    page.wait_for_selector("#error:not([hidden])", timeout=WAIT_MS)
+    return page.text_content("#error")
+
+
+def test_a_request_files_options_set_the_controls(open_lab, url, tmp_path):
+    # (order, source_budget, reserve_answer and dedupe were dropped for the page's own, and
+    # max_sources applied unseen: the lab packed something other than `satchel pack FILE`)
+    lab = open_lab(url)
+    page = lab.page
+    options = {
+        "order": "chronological",
+        "source_budget": 305,
+        "dedupe": False,
+        "reserve_answer": 256,
+        "max_sources": 3,
+        "tokenizer": "cl100k_base",
+    }
+    upload(page, tmp_path, "cli_request.json", {**EXAMPLE, **options})
+    wait_for_pack(page, satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], **options))
+    assert page.input_value("#budget") == "305"
+    assert page.input_value("#reserve-answer") == "256"
+    assert not page.is_checked("#dedupe")
+    assert page.input_value("#tokenizer") == "cl100k_base"
+    assert page.get_attribute('#orders button[data-order="chronological"]', "aria-pressed") == "true"
+    assert page.is_visible("#file-extra")
+    assert page.text_content("#file-extra") == "From cli_request.json: max_sources=3"
+    page.click("#clear-file-options")
+    options.pop("max_sources")
+    wait_for_pack(page, satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], **options))
+    assert page.is_hidden("#file-extra")
+    assert lab.errors == []
+
+
+def test_the_labs_own_body_and_an_ablation_query_load(open_lab, url, tmp_path):
+    # (both were refused with "unknown option(s)")
+    page = open_lab(url).page
+    body = {**EXAMPLE, "options": {"order": "edges", "source_budget": 300}}
+    upload(page, tmp_path, "api_request.json", body)
+    wait_for_pack(page, library(source_budget=300, order="edges"))
+    assert page.get_attribute('#orders button[data-order="edges"]', "aria-pressed") == "true"
+    query = {**EXAMPLE, "answers": ["a month", "30 days"], "gold": ["returns-policy#1", "returns-policy#3"]}
+    upload(page, tmp_path, "query.json", query)
+    page.wait_for_function(
+        "() => document.querySelector('#candidates-status').textContent.includes('query.json')",
+        timeout=WAIT_MS,
+    )
+    assert page.input_value("#ablate-answers") == "a month\n30 days"
+    assert page.input_value("#ablate-gold") == "returns-policy#1\nreturns-policy#3"
+    assert page.is_hidden("#error")
+
+
+def test_a_refused_input_leaves_no_pack_that_looks_current(open_lab, url):
+    # (the example's prompt, chips and Trace stayed, and Download gave the example's manifest)
+    lab = open_lab(url)
+    page = lab.page
+    wait_for_pack(page, library(source_budget=int(page.input_value("#budget"))))
+    assert page.is_enabled("#copy-prompt") and page.is_enabled("#download-manifest")
+    bad = json.dumps([{"id": "mine#1", "text": "My own chunk."}, {"id": "mine#1", "text": "Another."}])
+    paste(page, bad)
+    assert "appears more than once" in error_text(page)
+    page.wait_for_selector("#panel-ask.stale", state="attached", timeout=WAIT_MS)
+    assert page.is_visible("#panel-ask .stale-note")
+    assert page.locator("#pack-status").get_attribute("data-sha") is None
+    assert page.is_disabled("#copy-prompt") and page.is_disabled("#download-manifest")
+    assert page.input_value("#paste") == bad  # the input stays, to be fixed
+    page.get_by_role("tab", name="Trace").click()
+    assert page.is_visible("#panel-trace .stale-note")
+    page.get_by_role("tab", name="Ask").click()
+    page.fill("#paste", bad.replace('"mine#1", "text": "Another', '"mine#2", "text": "Another'))
+    page.click("#use-paste")
+    page.wait_for_selector("#panel-ask:not(.stale)", state="attached", timeout=WAIT_MS)
+    assert page.is_hidden("#panel-ask .stale-note") and page.is_enabled("#download-manifest")
+    for selector, refused, fine in (("#reserve-answer", "-5", "512"), ("#question", "  ", "Which?")):
+        page.fill(selector, refused)
+        page.wait_for_selector("#panel-ask.stale", state="attached", timeout=WAIT_MS)
+        assert page.is_disabled("#copy-prompt") and page.input_value(selector) == refused
+        page.fill(selector, fine)
+        page.wait_for_selector("#panel-ask:not(.stale)", state="attached", timeout=WAIT_MS)
+    assert lab.errors == []
+
+
+def test_a_role_cap_typed_as_a_share_stays_a_share(open_lab, url):
+    # (0.25 was rounded to a cap of 0 tokens)
+    page = open_lab(url).page
+    set_budget(page, 200)
+    page.fill("#cap-supporting", "0.25")
+    wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 0.25}))
+    page.fill("#cap-supporting", "30")
+    wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 30}))
+
+
+def test_the_start_budget_keeps_the_best_candidate(open_lab, url):
+    # (it was half of what all candidates cost: one pasted chunk was always "0 of 1 kept")
+    page = open_lab(url).page
+    # the example still opens at half of what all its candidates cost, to show drops
+    half = round(library().tokens.sources / 2 / 10) * 10
+    assert page.input_value("#budget") == str(half)
+    wait_for_pack(page, library(source_budget=half))
+    text = "The warranty lasts two years from the day of delivery. " * 8
+    chunk = {"id": "only", "text": text, "score": 1.0}
+    paste(page, {"question": "How long is the warranty?", "candidates": [chunk]})
+    page.wait_for_function(
+        "() => document.querySelector('#pack-status').textContent.startsWith('1 of 1 kept')", timeout=WAIT_MS
+    )
+
+
+def test_sources_are_found_whatever_a_chunk_or_the_question_holds(open_lab, url):
+    # (a chunk or a question holding "\n\nUSER\n" lost every highlight and chip jump)
+    page = open_lab(url).page
+    chunks = [
+        {"id": "ticket#1", "text": "Chat.\n\nUSER\nIt will not pair.\n\nASSISTANT\nHold it.", "score": 0.9},
+        {"id": "doc#2", "text": "Pairing needs the app version 3 or later.", "score": 0.8},
+    ]
+    paste(page, chunks)
+    page.wait_for_selector('#trace-table tr[data-id="doc#2"]', state="attached", timeout=WAIT_MS)
+    question = "Summarise this exchange:\n\nUSER\nhow do I pair it?"
+    page.fill("#question", question)
+    budget = int(page.get_attribute("#budget", "max"))
+    set_budget(page, budget)
+    expected = satchel.pack(chunks, question, source_budget=budget)
+    wait_for_pack(page, expected)
+    assert len(expected.kept) == 2
+    spans = page.locator("#ask-prompt .src").evaluate_all("ss => ss.map(s => s.dataset.label)")
+    assert spans == ["S1", "S2"]
+    page.click('#ask-kept .chip[data-label="S2"]')
+    page.wait_for_selector('#ask-prompt .src.flash[data-label="S2"]', timeout=WAIT_MS)
+
+
+def test_the_slider_stops_at_the_windows_source_budget(open_lab, url):
+    # (it went to 1.2 times what all candidates cost, past what the window leaves)
+    page = open_lab(url).page
+    page.select_option("#model", "gpt-4")
+    chunks = [{"id": f"c{i}", "text": f"Fact {i}: " + "lamp " * 700, "score": 1 - i / 100} for i in range(14)]
+    paste(page, chunks)
+    page.wait_for_function(
+        "() => document.querySelector('#pack-status').textContent.includes('of 14 kept')", timeout=WAIT_MS
+    )
+    room = satchel.pack(chunks, EXAMPLE["question"], model="gpt-4").tokens.source_budget
+    top = int(page.get_attribute("#budget", "max"))
+    assert top == room
+    set_budget(page, top)
+    wait_for_pack(page, satchel.pack(chunks, EXAMPLE["question"], model="gpt-4", source_budget=top))
+    assert page.text_content("#pack-status").endswith(f"/ {room} source tokens")
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        ('[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]', ["line 4 column 1"]),
+        ('{"question": "q", "chunks": [{"id": "a", "text": "x"}]}', ['without "candidates"', "chunks"]),
+        ("null", ["null", "give a JSON list of candidates"]),
+    ],
+)
+def test_pasted_text_errors_say_what_is_wrong(open_lab, url, text, needles):
+    # (a pretty-printed list with a trailing comma was "line 1 is not valid JSON"; null and a
+    # request with "chunks" were "no candidates found" or worse)
+    page = open_lab(url).page
+    paste(page, text)
+    message = error_text(page)
+    for needle in needles:
+        assert needle in message
+    assert page.input_value("#paste") == text
+
+
+def test_compare_says_an_empty_budget_is_empty(open_lab, url):
+    # (an emptied field was packed as budget 0)
+    page = open_lab(url).page
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_selector("#cmp-table tbody tr", timeout=WAIT_MS)
+    page.get_by_role("spinbutton", name="A budget").fill("")
+    page.wait_for_selector("#cmp-error:not([hidden])", timeout=WAIT_MS)
+    assert page.text_content("#cmp-error").startswith("A: the budget is empty")
+    page.get_by_role("spinbutton", name="A budget").fill("300")
+    page.wait_for_selector("#cmp-error", state="hidden", timeout=WAIT_MS)
+    assert "300 source tokens" in page.text_content("#cmp-left-summary")
+
+
+ACCENT = "rgb(47, 91, 211)"
+RING = (
+    "e => { const s = getComputedStyle(e); return [s.outlineStyle, s.outlineColor, "
+    "parseFloat(s.outlineWidth)]; }"
+)
+
+
+def test_focused_controls_show_a_ring(open_lab, url):
+    # (the ring was the pale accent, all but invisible)
+    page = open_lab(url).page
+    for selector in ("#question", "#budget", "#dedupe", "#model", "#reserve-answer", "#cap-supporting"):
+        page.focus(selector)
+        style, color, width = page.locator(selector).evaluate(RING)
+        assert (style, color) == ("solid", ACCENT) and width >= 2, selector
+
+
+def test_the_upload_control_shows_its_focus(open_lab, url):
+    # (the file input is hidden, and its label showed nothing when it had the focus)
+    page = open_lab(url).page
+    page.focus("#use-example")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == "upload"
+    style, color, _ = page.locator('label[for="upload"]').evaluate(RING)
+    assert (style, color) == ("solid", ACCENT)
+
+
+def test_trace_rows_work_by_keyboard(open_lab, url):
+    # (a row showed its source on a click only)
+    page = open_lab(url).page
+    page.get_by_role("tab", name="Trace").click()
+    row = page.locator('#trace-table tbody tr[data-label="S2"]')
+    assert row.get_attribute("tabindex") == "0"
+    page.locator('#trace-table tbody tr[data-label="S1"]').focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.dataset.label") == "S2"
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#trace-prompt .src.flash[data-label="S2"]', timeout=WAIT_MS)
+    page.locator('#trace-table tbody tr[data-label="S3"]').focus()
+    page.keyboard.press(" ")
+    page.wait_for_selector('#trace-prompt .src.flash[data-label="S3"]', timeout=WAIT_MS)
+
+
+def test_compare_sides_have_their_own_names(open_lab, url):
+    # (both sides' controls were named "order", "budget" and "dedupe")
+    page = open_lab(url).page
+    page.get_by_role("tab", name="Compare").click()
+    for side in ("A", "B"):
+        for role, name in (("combobox", "order"), ("spinbutton", "budget"), ("checkbox", "dedupe")):
+            assert page.get_by_role(role, name=f"{side} {name}", exact=True).count() == 1
+
+
+def test_trace_reasons_read_as_the_cli_trace(open_lab, url):
+    # (a conflict was "conflicts with plus-price-2026", not where that version went)
+    page = open_lab(url).page
+    set_budget(page, 300)
+    page.click('#orders button[data-order="edges"]')
+    expected = library(source_budget=300, order="edges")
+    wait_for_pack(page, expected)
+    reasons = dict(
+        page.locator("#trace-table tbody tr").evaluate_all(
+            "rs => rs.map(r => [r.dataset.id, r.querySelector('td.reason').textContent])"
+        )
+    )
+    trace = expected.trace()
+    conflicting = [e for e in expected.manifest if e.conflicts_with]
+    assert conflicting
+    for e in conflicting:
+        assert reasons[e.id] in trace and reasons[e.id].endswith(")")
+
+
+def test_long_ids_wrap_in_their_chips(open_lab, url):
+    # (an id without a break point ran out of its chip and card)
+    page = open_lab(url).page
+    paste(page, [{"id": "x" * 300, "text": "alpha", "score": 0.9}, {"id": "ok", "text": "beta"}])
+    page.wait_for_function(
+        "() => document.querySelector('#ask-kept .chip').textContent.endsWith('x'.repeat(300))",
+        timeout=WAIT_MS,
+    )
+    overflow = page.locator("#ask-kept .chip").evaluate_all(
+        "cs => cs.map(c => c.getBoundingClientRect().right - c.parentElement.getBoundingClientRect().right)"
+    )
+    assert overflow and max(overflow) <= 0.5

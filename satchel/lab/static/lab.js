@@ -31,9 +31,13 @@ const state = {
   options: null,        // GET /api/options
   candidates: [],
   sourceName: "",
-  extra: {},            // options carried by a loaded request that the controls do not own
+  extra: {},            // options of a loaded file that no control shows (listed, see showFileOptions)
+  extraCaps: {},        // its role caps for roles without a field
+  fileBudget: undefined, // its source_budget (null: no cap), for fitSlider
   order: "relevance",
   result: null,         // the last PackResult.to_dict()
+  reasons: {},          // each id's reason as the CLI trace words it (trace_reasons)
+  stale: false,         // the last pack was refused: what is shown is an older one
   seq: 0,
 };
 
@@ -82,8 +86,15 @@ function intOrNull(input) {
   return Number.isFinite(n) ? Math.round(n) : null;
 }
 
+/** A role cap as typed: whole tokens (120), or a share of the source budget (0.25) kept a share. */
+function capOrNull(input) {
+  if (input.value.trim() === "") return null;
+  const n = Number(input.value);
+  return Number.isFinite(n) ? n : null;
+}
+
 function packOptions(overrides = {}) {
-  const o = { ...state.extra };
+  const o = {};
   o.model = $("#model").value;
   o.source_budget = Number($("#budget").value);
   const reserve = intOrNull($("#reserve-answer"));
@@ -93,17 +104,31 @@ function packOptions(overrides = {}) {
   if ($("#tokenizer").value) o.tokenizer = $("#tokenizer").value;
   // compress and role_caps are only sent when asked for: older versions do not know them
   if ($("#compress").checked) o.compress = true;
-  const caps = {};
+  const caps = { ...state.extraCaps };
   for (const role of ["supporting", "background"]) {
-    const v = intOrNull($(`#cap-${role}`));
+    const v = capOrNull($(`#cap-${role}`));
     if (v !== null) caps[role] = v;
   }
   if (Object.keys(caps).length) o.role_caps = caps;
+  // what a loaded file set that no control can show: listed on the page, never applied unseen
+  Object.assign(o, state.extra);
   return Object.assign(o, overrides);
 }
 
 function request(options = packOptions()) {
   return { candidates: state.candidates, question: $("#question").value, options };
+}
+
+/** A request for a pack the page shows: with each reason worded as the CLI trace does. */
+function shownRequest() {
+  return { ...request(), trace: true };
+}
+
+/** Split a response's trace_reasons off the pack, which stays exactly the library's. */
+function takeReasons(data) {
+  const { trace_reasons: reasons, ...rest } = data;
+  state.reasons = reasons || {};
+  return rest;
 }
 
 // -- packing (debounced) ------------------------------------------------------------------
@@ -118,18 +143,31 @@ async function repack() {
   const seq = ++state.seq;
   $("#pack-status").textContent = "packing…";
   try {
-    const result = await api("/api/pack", request());
+    const data = await api("/api/pack", shownRequest());
     if (seq !== state.seq) return;          // a newer pack is on its way
-    state.result = result;
+    state.result = takeReasons(data);
     showError("");
-    render(result);
+    render(state.result);
     if (!$("#panel-compare").hidden) compareSoon();
   } catch (err) {
     if (seq !== state.seq) return;
     $("#pack-status").textContent = "error";
     $("#pack-status").dataset.state = "error";
+    delete $("#pack-status").dataset.sha;
     showError(err.message);
+    setStale(true);
   }
+}
+
+/** Mark what is shown as an older pack's (the input was refused) or as current. The input
+ * stays as typed; Copy and Download serve only a current pack. */
+function setStale(stale) {
+  state.stale = stale;
+  for (const id of ["#panel-ask", "#panel-trace"]) $(id).classList.toggle("stale", stale);
+  for (const note of document.querySelectorAll(".stale-note")) note.hidden = !stale;
+  const none = stale || !state.result;
+  $("#copy-prompt").disabled = none;
+  $("#download-manifest").disabled = none;
 }
 
 // -- rendering a pack -------------------------------------------------------------------
@@ -154,6 +192,26 @@ function render(result) {
   renderChips(result);
   renderPrompt($("#ask-prompt"), result);
   renderTrace(result);
+  fitToRoom(result);
+  setStale(false);
+}
+
+/** What the window leaves for sources in this pack (its source budget, had it no cap). */
+function roomOf(result) {
+  const b = result.budget;
+  return b.context_window - ["system", "question", "history", "answer", "contract", "other"]
+    .reduce((n, k) => n + (b[k] || 0), 0);
+}
+
+/** The slider never offers more than the window leaves for sources (a longer question or a
+ * larger answer reserve leaves less). */
+function fitToRoom(result) {
+  const slider = $("#budget");
+  const room = roomOf(result);
+  if (room >= 0 && Number(slider.max) > room) {
+    slider.max = String(room);
+    updateBudgetLabel();
+  }
 }
 
 function renderChips(result) {
@@ -168,13 +226,16 @@ function renderChips(result) {
   if (dropped) box.append(el("span", { class: "note" }, `+ ${dropped} dropped (see Trace)`));
 }
 
-/** Find each source's span in the prompt: chunk text is escaped, so only real tags match. */
+/** Find each source's span in the prompt. The sources open the last message, whose content
+ * ends the text (so no marker is searched for: a chunk or the question may hold any), and in
+ * it chunk text and the question are escaped, so only real tags match. */
 function sourceSpans(result) {
   const text = result.text;
   const spans = [];
-  const userAt = text.lastIndexOf("\n\nUSER\n");
-  let from = text.indexOf("<sources>", userAt < 0 ? 0 : userAt);
-  if (from < 0) return spans;
+  const last = result.messages[result.messages.length - 1];
+  if (!last || !text.endsWith(last.content)) return spans;
+  let from = text.length - last.content.length;
+  if (!text.startsWith("<sources>", from)) return spans;
   for (let n = 1; `S${n}` in result.labels; n++) {
     const open = text.indexOf(`<source_${n} id="S${n}"`, from);
     if (open < 0) break;
@@ -224,9 +285,10 @@ function renderTrace(result) {
       const r = comp.ratio ?? (comp.tokens_before ? (comp.tokens_after ?? e.sent_tokens) / comp.tokens_before : null);
       if (typeof r === "number" && Number.isFinite(r)) ratio = r.toFixed(2);
     }
-    let reason = e.reason;
-    if (e.conflicts_with && e.conflicts_with.length) reason += `; conflicts with ${e.conflicts_with.join(", ")}`;
-    const row = el("tr", { class: e.status, "data-id": e.id, "data-label": e.label || "" },
+    const reason = state.reasons[e.id] ?? e.reason;
+    // a kept row shows its source in the prompt: by click, or by Enter or Space when focused
+    const row = el("tr", { class: e.status, "data-id": e.id, "data-label": e.label || "",
+      tabindex: e.label ? "0" : null, title: e.label ? `show ${e.label} in the prompt` : null },
       el("td", { class: "n" }, e.position ?? "–"),
       el("td", {}, e.label ? el("span", { class: `tag src-${(e.position - 1) % 6}` }, e.label) : "–"),
       el("td", { class: "id" }, e.id),
@@ -239,7 +301,14 @@ function renderTrace(result) {
       el("td", { class: "n" }, ratio || "–"),
       el("td", { class: "n" }, e.rank),
     );
-    if (e.label) row.addEventListener("click", () => focusSource(e.label));
+    if (e.label) {
+      row.addEventListener("click", () => focusSource(e.label));
+      row.addEventListener("keydown", (ev) => {
+        if (ev.key !== "Enter" && ev.key !== " ") return;
+        ev.preventDefault();
+        focusSource(e.label);
+      });
+    }
     tbody.append(row);
   }
   const k = kept(result).length;
@@ -313,7 +382,7 @@ async function ask() {
   box.append(el("p", { class: "note" }, "asking…"));
   $("#ask-btn").disabled = true;
   try {
-    const data = await api("/api/ask", request());
+    const data = takeReasons(await api("/api/ask", shownRequest()));
     state.result = data.pack;
     render(data.pack);
     clear(box);
@@ -355,6 +424,24 @@ function sideOptions(side) {
   });
 }
 
+/** Why a side's budget field cannot be packed, or "" (empty is no budget 0, Number("") is). */
+function budgetProblem(side) {
+  const input = $(".cmp-budget", $(side));
+  const name = side === "#cmp-left" ? "A" : "B";
+  if (input.value.trim() === "") {
+    return input.validity.badInput ? `${name}: the budget is not a number; give whole tokens, e.g. 400`
+      : `${name}: the budget is empty; give the tokens the sources may use, e.g. 400`;
+  }
+  return "";
+}
+
+function showCompareError(message) {
+  const box = $("#cmp-error");
+  box.textContent = message || "";
+  box.hidden = !message;
+  $("#panel-compare").classList.toggle("stale", Boolean(message));
+}
+
 let compareTimer = null;
 function compareSoon() {
   clearTimeout(compareTimer);
@@ -362,6 +449,11 @@ function compareSoon() {
 }
 
 async function compare() {
+  const problems = ["#cmp-left", "#cmp-right"].map(budgetProblem).filter(Boolean);
+  if (problems.length) {
+    showCompareError(problems.join("\n"));
+    return;
+  }
   try {
     const data = await api("/api/compare", {
       candidates: state.candidates, question: $("#question").value,
@@ -384,9 +476,9 @@ async function compare() {
         el("td", { class: "id" }, r.id), el("td", {}, el("span", { class: "change" }, r.change)),
         el("td", {}, where(r.left)), el("td", {}, where(r.right)), el("td", { class: "reason" }, why)));
     }
-    showError("");
+    showCompareError("");
   } catch (err) {
-    showError(err.message);
+    showCompareError(err.message);
   }
 }
 
@@ -477,52 +569,171 @@ function ablationReady() {
 
 // -- candidates ----------------------------------------------------------------------------------
 
-/** A JSON request object, a JSON list of chunks, or JSONL (one chunk per line). */
-function parseCandidates(raw) {
-  let whole;
-  try { whole = JSON.parse(raw); } catch (_) { whole = undefined; }
-  if (whole && !Array.isArray(whole) && typeof whole === "object" && Array.isArray(whole.candidates)) {
-    const { candidates, question, ...extra } = whole;
-    return { candidates, question, extra };
-  }
-  if (Array.isArray(whole)) return { candidates: whole };
-  const candidates = [];
-  raw.split(/\r?\n/).forEach((line, i) => {
-    if (!line.trim()) return;
-    try { candidates.push(JSON.parse(line)); } catch (e) {
-      throw new Error(`line ${i + 1} is not valid JSON (${e.message}); give a JSON list, a request object, or one chunk per line`);
-    }
-  });
-  if (!candidates.length) throw new Error("no candidates found; give a JSON list, a request object, or one chunk per line");
-  return { candidates };
+/** Pasted or uploaded text read by the server as `satchel pack FILE` reads it (and the lab's
+ * own request body, and an ablation query): its candidates, question and pack options. */
+async function readText(text, name) {
+  return api("/api/load", { text, name });
 }
 
-const CONTROLLED = new Set(["model", "source_budget", "reserve_answer", "order", "dedupe", "tokenizer", "compress", "role_caps"]);
+/** Put the controls as the page starts (the server's pack defaults); the slider is left be. */
+function resetControls() {
+  const d = state.options.defaults;
+  const models = state.options.models;
+  $("#model").value = models.includes(d.model) ? d.model : models[0];
+  $("#tokenizer").value = "";
+  $("#reserve-answer").value = d.reserve_answer;
+  $("#dedupe").checked = d.dedupe !== false;
+  $("#compress").checked = d.compress === true;
+  for (const role of ["supporting", "background"]) $(`#cap-${role}`).value = "";
+  setOrder(state.options.orders.includes(d.order) ? d.order : state.options.orders[0]);
+}
+
+const isCount = (v) => Number.isInteger(v) && v >= 0;
+const isCap = (v) => v === null || (typeof v === "number" && Number.isFinite(v) && v >= 0);
+
+/** Show one option of a loaded file on its control; false when no control can show it. */
+function setControl(key, value) {
+  switch (key) {
+    case "model":
+      if (!state.options.models.includes(value)) return false;
+      $("#model").value = value;
+      return true;
+    case "tokenizer":
+      if (value !== null && ![...$("#tokenizer").options].some((o) => o.value && o.value === value)) return false;
+      $("#tokenizer").value = value ?? "";
+      return true;
+    case "order":
+      if (!state.options.orders.includes(value)) return false;
+      setOrder(value);
+      return true;
+    case "dedupe":
+    case "compress":
+      if (typeof value !== "boolean") return false;
+      $(`#${key}`).checked = value;
+      return true;
+    case "reserve_answer":
+      if (!Number.isInteger(value)) return false;   // (a negative one shows, and pack() says why)
+      $("#reserve-answer").value = value;
+      return true;
+    case "source_budget":
+      if (value !== null && !isCount(value)) return false;
+      state.fileBudget = value;                      // set on the slider by fitSlider
+      return true;
+    case "role_caps": {
+      if (!value || typeof value !== "object" || Array.isArray(value) || !Object.values(value).every(isCap)) return false;
+      for (const [role, cap] of Object.entries(value)) {
+        if (role === "supporting" || role === "background") $(`#cap-${role}`).value = cap ?? "";
+        else state.extraCaps[role] = cap;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** The file's options: each on its control when one can show it, the rest kept and listed.
+ * A file that carries options is a whole setting, as for `satchel pack FILE`: what it leaves
+ * out is pack()'s default, not what the controls were left at. */
+function applyFileOptions(options, name) {
+  state.extra = {};
+  state.extraCaps = {};
+  state.fileBudget = undefined;
+  const keys = Object.keys(options);
+  if (keys.length) resetControls();
+  const shown = [];
+  for (const key of keys) {
+    if (setControl(key, options[key])) shown.push(key);
+    else state.extra[key] = options[key];
+  }
+  const budget = shown.includes("source_budget") ? "" : " (the budget is the slider's)";
+  $("#file-options-set").textContent = shown.length
+    ? `${name} set ${shown.join(", ")}; the other settings are back at their defaults${budget}.` : "";
+  showFileOptions(name);
+}
+
+function shortJSON(value) {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+/** List what the file set that no control shows, with a way to clear it. */
+function showFileOptions(name = state.sourceName) {
+  const items = Object.entries(state.extra).map(([k, v]) => `${k}=${shortJSON(v)}`);
+  for (const [role, cap] of Object.entries(state.extraCaps)) items.push(`role_caps.${role}=${shortJSON(cap)}`);
+  const list = $("#file-extra");
+  list.textContent = items.length ? `From ${name}: ${items.join(" · ")}` : "";
+  $("#clear-file-options").hidden = !items.length;
+  $("#file-options").hidden = !items.length && !$("#file-options-set").textContent;
+}
+
+function clearFileOptions() {
+  state.extra = {};
+  state.extraCaps = {};
+  showFileOptions();
+  repackSoon(0);
+}
+
+/** A control changed by hand: the file's value for that option no longer applies. */
+function controlChanged(key) {
+  if (key && key in state.extra) {
+    delete state.extra[key];
+    showFileOptions();
+  }
+}
 
 async function loadCandidates(parsed, name) {
   state.candidates = parsed.candidates;
   state.sourceName = name;
-  state.extra = {};
-  for (const [k, v] of Object.entries(parsed.extra || {})) {
-    if (!CONTROLLED.has(k)) state.extra[k] = v;
-  }
+  applyFileOptions(parsed.options || {}, name);
   if (parsed.question) $("#question").value = parsed.question;
-  $("#candidates-status").textContent = `${state.candidates.length} candidates from ${name}`;
+  // an ablation query's accepted answers and gold chunks, for the Ablation tab
+  if (parsed.answers) $("#ablate-answers").value = parsed.answers.join("\n");
+  if (parsed.gold) $("#ablate-gold").value = parsed.gold.join("\n");
+  if (Number.isInteger(parsed.permutations)) $("#ablate-permutations").value = parsed.permutations;
+  $("#candidates-status").textContent =
+    `${state.candidates.length} candidates from ${name}` + (parsed.note ? ` (${parsed.note})` : "");
   await fitSlider();
   await repack();
 }
 
-/** Size the budget slider to the candidates: its top is a little over what all of them cost. */
+async function loadText(text, name) {
+  try {
+    await loadCandidates(await readText(text, name), name);
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+/** Size the budget slider to the candidates: its top is a little over what all of them cost,
+ * and never more than the window leaves for sources. */
 async function fitSlider() {
   const slider = $("#budget");
+  let room = null;
   try {
-    const full = await api("/api/pack", request(packOptions({ source_budget: null, order: "relevance" })));
+    const all = packOptions({ source_budget: null, order: "relevance" });
+    const [full, best] = await Promise.all([
+      api("/api/pack", request(all)),
+      api("/api/pack", request({ ...all, max_sources: 1 })),
+    ]);
+    room = full.tokens.source_budget;      // with no cap, the source budget is all the window leaves
     const need = full.tokens.sources;
-    const max = Math.max(100, Math.ceil((need * 1.2) / 100) * 100);
-    slider.max = String(max);
-    if (!slider.dataset.touched) slider.value = String(Math.round(need / 2 / 10) * 10);
+    slider.max = String(Math.min(room, Math.max(100, Math.ceil((need * 1.2) / 100) * 100)));
+    if (state.fileBudget === undefined && !slider.dataset.touched) {
+      // Half of what all candidates cost, to show what packing drops; but never less than
+      // what the best-ranked candidate costs alone, so it is not dropped for want of room.
+      const start = Math.max(Math.round(need / 2 / 10) * 10, best.tokens.sources);
+      slider.value = String(Math.min(start, Number(slider.max)));
+    }
   } catch (_) {
     // a bad input shows its error on the next pack
+  }
+  if (state.fileBudget !== undefined) {
+    // the file's budget (null: no cap); past the window's room it packs as the room does
+    const want = state.fileBudget === null
+      ? room ?? Number(slider.max) : Math.min(state.fileBudget, room ?? Infinity);
+    if (want > Number(slider.max)) slider.max = String(want);
+    slider.value = String(want);
   }
   updateBudgetLabel();
 }
@@ -533,9 +744,8 @@ function updateBudgetLabel() {
 
 async function useExample() {
   const example = await api("/api/example");
-  await loadCandidates({ candidates: example.candidates, question: example.question,
-    extra: Object.fromEntries(Object.entries(example).filter(([k]) => k !== "candidates" && k !== "question")) },
-  "the built-in example");
+  const { candidates, question, ...options } = example;
+  await loadCandidates({ candidates, question, options }, "the built-in example");
   // the example's accepted answer and gold chunk, so the ablation can score it
   if (!$("#ablate-answers").value) $("#ablate-answers").value = "30 days";
   if (!$("#ablate-gold").value) $("#ablate-gold").value = "returns-policy#1";
@@ -566,7 +776,8 @@ function setOrder(name) {
 }
 
 async function copyPrompt() {
-  const text = state.result ? state.result.text : "";
+  if (!state.result || state.stale) return;
+  const text = state.result.text;
   try {
     await navigator.clipboard.writeText(text);
   } catch (_) {
@@ -580,7 +791,7 @@ async function copyPrompt() {
 }
 
 function downloadManifest() {
-  if (!state.result) return;
+  if (!state.result || state.stale) return;
   const blob = new Blob([JSON.stringify(state.result, null, 2) + "\n"], { type: "application/json" });
   const url = URL.createObjectURL(blob);
   const a = el("a", { href: url, download: `satchel-manifest-${state.result.prompt_sha256.slice(7, 19)}.json` });
@@ -601,6 +812,7 @@ async function init() {
   $("#reserve-answer").value = d.reserve_answer;
   $("#dedupe").checked = d.dedupe !== false;
   state.order = options.orders.includes(d.order) ? d.order : options.orders[0];
+  setStale(false);
 
   const orders = clear($("#orders"));
   // seed 001's three first, in its words; any order added later follows by name
@@ -608,7 +820,7 @@ async function init() {
   for (const name of first.concat(options.orders.filter((n) => !first.includes(n)))) {
     orders.append(el("button", {
       type: "button", class: "order-btn", "data-order": name, "aria-pressed": "false",
-      onclick: () => { setOrder(name); repackSoon(0); },
+      onclick: () => { setOrder(name); controlChanged("order"); repackSoon(0); },
     }, options.order_labels[name] || name));
   }
   setOrder(state.order);
@@ -631,25 +843,34 @@ async function init() {
   for (const tab of document.querySelectorAll('[role="tab"]')) {
     tab.addEventListener("click", () => selectTab(tab.id.slice(4)));
   }
-  $("#budget").addEventListener("input", () => { $("#budget").dataset.touched = "1"; updateBudgetLabel(); repackSoon(); });
-  for (const id of ["#reserve-answer", "#cap-supporting", "#cap-background", "#question"]) {
-    $(id).addEventListener("input", () => repackSoon(250));
+  $("#budget").addEventListener("input", () => {
+    $("#budget").dataset.touched = "1";
+    state.fileBudget = undefined;
+    updateBudgetLabel();
+    repackSoon();
+  });
+  for (const [id, key] of [["#reserve-answer", "reserve_answer"], ["#cap-supporting", "role_caps"],
+    ["#cap-background", "role_caps"], ["#question", null]]) {
+    $(id).addEventListener("input", () => { controlChanged(key); repackSoon(250); });
   }
   for (const id of ["#dedupe", "#compress", "#model", "#tokenizer"]) {
-    $(id).addEventListener("change", async () => { if (id === "#model" || id === "#tokenizer") await fitSlider(); repackSoon(0); });
+    $(id).addEventListener("change", async () => {
+      controlChanged(id.slice(1));
+      if (id === "#model" || id === "#tokenizer") await fitSlider();
+      repackSoon(0);
+    });
   }
+  $("#clear-file-options").addEventListener("click", clearFileOptions);
   $("#ask-btn").addEventListener("click", ask);
   $("#ablate-btn").addEventListener("click", ablate);
   $("#copy-prompt").addEventListener("click", copyPrompt);
   $("#download-manifest").addEventListener("click", downloadManifest);
   $("#use-example").addEventListener("click", () => useExample().catch((e) => showError(e.message)));
-  $("#use-paste").addEventListener("click", () => {
-    try { loadCandidates(parseCandidates($("#paste").value), "pasted text"); } catch (e) { showError(e.message); }
-  });
+  $("#use-paste").addEventListener("click", () => loadText($("#paste").value, "pasted text"));
   $("#upload").addEventListener("change", async () => {
     const file = $("#upload").files[0];
     if (!file) return;
-    try { await loadCandidates(parseCandidates(await file.text()), file.name); } catch (e) { showError(e.message); }
+    await loadText(await file.text(), file.name);
     $("#upload").value = "";
   });
 
