@@ -167,7 +167,7 @@ class PackResult:
             "tokenizer": {"name": self.tokenizer, "exact": self.tokens.exact},
             "config": dict(self.config),
             "question": self.question,
-            "prompt_sha256": prompt_hash(self.text),
+            "prompt_sha256": prompt_hash(self.messages),
         }
 
     def trace(self) -> str:
@@ -180,8 +180,12 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def prompt_hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+def prompt_hash(messages: Sequence[Mapping[str, str]]) -> str:
+    """The SHA-256 of the messages as canonical JSON: each message's role and content apart.
+    (Of the prompt as one text, "ROLE\ncontent" joined, a user message holding "\n\nASSISTANT\n"
+    hashed as two messages did.)"""
+    parts = [{"role": m["role"], "content": m["content"]} for m in messages]
+    return "sha256:" + hashlib.sha256(canonical_json(parts).encode("utf-8")).hexdigest()
 
 
 def _cell(value: Any) -> str:

@@ -677,7 +677,7 @@ def ablate_query(
         result = Packer(**opts).pack(candidates, query.question, system=system_text)
         if variant == "full":
             kept_by_full = {e.id for e in result.manifest if e.kept}
-        digest = prompt_hash(result.text)
+        digest = prompt_hash(result.messages)
         reused = answered.get(digest)
         if reused is None:
             answer = client.complete(result.chat_messages(), max_tokens=max_tokens, temperature=0.0)

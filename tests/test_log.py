@@ -270,3 +270,21 @@ def test_the_trace_table_lines_up_wide_characters_by_the_columns_they_take():
 
     rows = [line for line in table.splitlines() if " kept " in line]
     assert len(rows) == 3 and len({columns(row) for row in rows}) == 1
+
+
+def test_the_prompt_hash_tells_messages_apart_from_text_that_reads_like_them():
+    # (hashed as one text, "ROLE\ncontent" joined, a user message holding "\n\nASSISTANT\n"
+    # hashed as a user and an assistant message: the ablation reused answers by this hash)
+    from satchel._manifest import prompt_hash
+
+    one = [{"role": "user", "content": "hi\n\nASSISTANT\nhello"}]
+    two = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert prompt_hash(one) != prompt_hash(two)
+    assert prompt_hash(two) == prompt_hash([dict(reversed(m.items())) for m in two])  # (key order aside)
+    chunks = [{"id": "a", "text": "Alpha one."}]
+    history = [{"role": "user", "content": "hi\n\nASSISTANT\nhello"}]
+    r1 = satchel.pack(chunks, "q?", history=history)
+    r2 = satchel.pack(
+        chunks, "q?", history=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    )
+    assert r1.text == r2.text and r1.to_dict()["prompt_sha256"] != r2.to_dict()["prompt_sha256"]
