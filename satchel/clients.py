@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ._chunk import check_utf8
-from ._errors import ConfigError, InputError, ModelError
+from ._errors import ConfigError, InputError, ModelError, TokenizerError
 from ._models import ModelProfile, register_model
 
 __all__ = [
@@ -540,6 +540,11 @@ class LlamaTokenizer:
         if not text:
             return []
         with self._lock:
+            if self._llama is None:  # (the freed model's vocabulary crashed the interpreter)
+                raise TokenizerError(
+                    f"{self.name} counts with a LocalClient that was closed; make a new LocalClient "
+                    "and register() it again to pack for it"
+                )
             return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def count(self, text: str) -> int:
@@ -594,6 +599,7 @@ class LocalClient:
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"llama.cpp cannot load {path!r} ({exc}); is it a GGUF model file?") from exc
         self._tokenizer = LlamaTokenizer(self._llama, f"gguf:{os.path.basename(path)}", self._lock)
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"LocalClient(name={self.name!r}, model_path={self.model_path!r}, n_ctx={self.n_ctx})"
@@ -604,10 +610,23 @@ class LocalClient:
         return self._llama
 
     def close(self) -> None:
-        """Free the model now (llama.cpp's own finaliser fails if it runs at interpreter exit)."""
+        """Free the model now (llama.cpp's own finaliser fails if it runs at interpreter exit).
+        A closed client, and its tokenizer in the registry, refuse work with an error: used
+        after close(), the freed model crashed the interpreter."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._tokenizer._llama = None
         close = getattr(self._llama, "close", None)
         if close is not None:
             close()
+
+    def _open(self) -> Any:
+        """The model, or a ModelError once the client was closed (call with the lock held)."""
+        if self._closed:
+            raise ModelError(f"{self.name} was closed; make a new LocalClient to use the model again")
+        return self._llama
 
     def tokenizer(self) -> LlamaTokenizer:
         """A Satchel tokenizer that counts in this model's vocabulary."""
@@ -634,8 +653,9 @@ class LocalClient:
                 # cached prefix of the previous prompt, and logits computed in a different
                 # batch split differ in the last bits, enough to flip a greedy choice. The
                 # seed goes with every call for the same reason: sampling state carries over.
-                self._llama.reset()
-                out = self._llama.create_chat_completion(
+                llama = self._open()
+                llama.reset()
+                out = llama.create_chat_completion(
                     messages=checked, max_tokens=max_tokens, temperature=temperature, seed=self.seed
                 )
         except ValueError as exc:
@@ -660,7 +680,8 @@ class LocalClient:
         """``messages`` rendered with the model's own chat template, as llama.cpp sends them."""
         from llama_cpp import llama_chat_format
 
-        llama = self._llama
+        with self._lock:
+            llama = self._open()
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelError(
@@ -686,7 +707,7 @@ class LocalClient:
         """Tokens the model reads for ``messages``: the templated conversation, special tokens included."""
         prompt = self.chat_prompt(messages, add_generation_prompt)
         with self._lock:
-            return len(self._llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+            return len(self._open().tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
 
 # Plain words that do not merge with the template's tokens around them, so the

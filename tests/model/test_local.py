@@ -156,3 +156,17 @@ def test_the_example_request_packs_for_the_local_model(local_client):
     result = satchel.pack(request["candidates"], request["question"], model=DEFAULT_LOCAL_MODEL)
     assert result.tokenizer == "gguf:SmolLM2-135M-Instruct.Q4_1.gguf"
     assert local_client.prompt_tokens(result.chat_messages()) <= result.tokens.prompt
+
+
+def test_a_closed_client_and_its_registered_tokenizer_refuse_work(gguf_path):
+    # (used after close(), the freed model crashed the interpreter: exit 139)
+    client = LocalClient(gguf_path, n_ctx=512, n_threads=2, name="smollm2-closed")
+    profile = client.register()
+    client.close()
+    client.close()  # (twice is fine)
+    with pytest.raises(satchel.ModelError, match="smollm2-closed was closed; make a new LocalClient"):
+        client.complete([{"role": "user", "content": "hi"}], max_tokens=4)
+    with pytest.raises(satchel.ModelError, match="was closed"):
+        client.prompt_tokens([{"role": "user", "content": "hi"}])
+    with pytest.raises(satchel.TokenizerError, match="counts with a LocalClient that was closed"):
+        satchel.pack(SMALL, QUESTION, model=profile.name)
