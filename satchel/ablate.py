@@ -629,6 +629,15 @@ def _check_run_args(permutations: Any, max_tokens: Any, options: Mapping[str, An
         )
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
+    reserve = options.get("reserve_answer")
+    if isinstance(reserve, int) and not isinstance(reserve, bool) and 0 <= reserve < max_tokens:
+        # (a local model's answers were cut short, and a server refused the prompt: HTTP 400; and
+        # top1, with fewer sources, had more room to answer than full)
+        raise ConfigError(
+            f"reserve_answer={reserve} leaves less room than max_tokens={max_tokens} asks for each "
+            f"answer; raise reserve_answer to {max_tokens} or more, or leave it out (it defaults to "
+            "max_tokens)"
+        )
 
 
 def ablate_query(
@@ -880,7 +889,10 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
                 None,
                 "the full configuration compressed nothing, so (d) uncompressed equals (a) "
                 f"full (same prompts, same answers, accuracy {_pct(full.accuracy)})",
-                "Turn compression on (compress=True) to test it.",
+                "Compression was on, but nothing overflowed its budget or role caps: lower the source "
+                "budget or the role caps until it acts, then run again."
+                if result.config.get("compress")
+                else "Turn compression on (compress=True) to test it.",
                 unc,
             )
         )

@@ -703,3 +703,25 @@ def harness_partial():
     from satchel.ablate import PartialAblation
 
     return PartialAblation
+
+
+def test_an_answer_reserve_below_max_tokens_is_refused():
+    # (answers were cut at what the window left: top1 had more room to answer than full)
+    with pytest.raises(satchel.ConfigError, match=r"reserve_answer=20 leaves less room than max_tokens=48"):
+        run_ablation(
+            [query()], FakeClient(), permutations=0, max_tokens=48, reserve_answer=20, model="gpt-4o"
+        )
+    assert run_ablation(
+        [query()], FakeClient(), permutations=0, max_tokens=48, reserve_answer=48, model="gpt-4o"
+    )
+
+
+def test_compression_that_never_acted_is_told_apart_from_compression_off():
+    # (with compress=True and nothing over budget, the ladder said "Turn compression on")
+    on = rungs(run_ablation([query()], FakeClient(), permutations=0, model="gpt-4o", compress=True))
+    off = rungs(run_ablation([query()], FakeClient(), permutations=0, model="gpt-4o"))
+    assert on["compression is the loss channel"].holds is None
+    assert on["compression is the loss channel"].action.startswith(
+        "Compression was on, but nothing overflowed"
+    )
+    assert off["compression is the loss channel"].action == "Turn compression on (compress=True) to test it."
