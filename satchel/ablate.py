@@ -858,6 +858,11 @@ def _paired(result: AblationResult, better: str, base: str = "full") -> dict[str
     }
 
 
+def _ids_sent(run: VariantRun) -> set[str]:
+    """The chunk ids a variant sent, in any source."""
+    return {i for ids in run.sources for i in ids}
+
+
 def ladder(result: AblationResult) -> tuple[Rung, ...]:
     """Seed 003's ladder, each rung with its numbers and the action it calls for."""
     n = len(result.queries)
@@ -898,6 +903,16 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
         )
     else:
         beats = result.summary("uncompressed").accuracy > full.accuracy
+        # (d) sends (a)'s items as their originals, which may not all fit the window: a query
+        # where (d) sent fewer of them differs by admission too, not by compression alone
+        fewer = sum(not _ids_sent(q.run("full")) <= _ids_sent(q.run("uncompressed")) for q in result.queries)
+        unc = {**unc, "uncompressed_sent_fewer_items": fewer}
+        caution = (
+            f"; on {fewer} of {n} queries (d) could not send every item (a) sent (the originals did "
+            "not fit the window): there they differ by what was admitted as well as by compression"
+            if fewer
+            else ""
+        )
         rungs.append(
             Rung(
                 "compression is the loss channel (uncompressed vs full)",
@@ -905,7 +920,7 @@ def ladder(result: AblationResult) -> tuple[Rung, ...]:
                 f"uncompressed {_pct(unc['uncompressed_accuracy'])} vs full {_pct(unc['full_accuracy'])} "
                 f"({unc['uncompressed_only_correct']} right only uncompressed, "
                 f"{unc['full_only_correct']} only compressed; sign test p={unc['sign_test_p']:.3g})"
-                f"{_hint(beats, unc)}",
+                f"{_hint(beats, unc)}{caution}",
                 "Look at what compression dropped; send numbers, negations and identifiers verbatim and "
                 "compress only low-risk material."
                 if beats

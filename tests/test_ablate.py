@@ -725,3 +725,27 @@ def test_compression_that_never_acted_is_told_apart_from_compression_off():
         "Compression was on, but nothing overflowed"
     )
     assert off["compression is the loss channel"].action == "Turn compression on (compress=True) to test it."
+
+
+def test_the_compression_rung_counts_queries_where_the_originals_did_not_all_fit():
+    # ((d) sends (a)'s items uncompressed; where the window cannot hold them all, (d) differs
+    # by admission too, and the rung blamed or credited compression for it unsaid)
+    long = " ".join(f"Sentence {k} says the tower at site {k} is tall and old." for k in range(30))
+    q = query(n=1)
+    q["candidates"] += [
+        {"id": "d1", "score": 0.5, "text": long},
+        {"id": "d2", "score": 0.4, "text": long.replace("tower", "bridge")},
+    ]
+    result = run_ablation(
+        [q],
+        FakeClient(),
+        permutations=0,
+        model="gpt-4o",
+        context_window=700,
+        compress=True,
+        role_caps={"supporting": 0.3},
+        reserve_answer=48,
+    )
+    rung = rungs(result)["compression is the loss channel"]
+    assert rung.numbers["uncompressed_sent_fewer_items"] == 1
+    assert "on 1 of 1 queries (d) could not send every item (a) sent" in rung.finding
