@@ -7,8 +7,8 @@ through the pack's label map to chunk ids. Accepted forms, case-insensitive::
 
 A bracket counts only when it holds nothing but labels and what joins them, so
 ``[see S1]`` or a Markdown link's text ``[docs]`` is left alone (a link whose text
-is a label, ``[S1](#s1)``, cites S1); so is code (```` `arr[s3]` ```` and fenced
-blocks). A label the pack never sent (``[S9]`` of eight
+is a label, ``[S1](#s1)``, cites S1); so is code (```` `arr[s3]` ````, fenced blocks, in a
+quote too, and blocks indented four spaces). A label the pack never sent (``[S9]`` of eight
 sources) is *unknown*: the model invented it. Titles and sections for
 references are the attributes each source showed the model
 (``PackResult.sources``); a field left out of ``metadata=`` is ``None``.
@@ -43,9 +43,37 @@ _JOINS = re.compile(r"(?:[\s,;&]|and\b)*", re.IGNORECASE)
 #: answer's end; fences of more than ten are not read, so that a run of ever shorter
 #: ones cannot make the search quadratic), and inline spans
 _CODE = re.compile(
-    r"^[ \t]*(?:(`{3,10})[^`\n]*|(~{3,10})[^\n]*)\n.*?^[ \t]*(?:\1|\2)|`[^`\n]+`",
+    # (a fence may open and close inside a quote: "> ```"; an inline span may be opened by two
+    # backticks and hold one: ``a ` b``)
+    r"^[ \t]*(?:>[ \t]?)*(?:(`{3,10})[^`\n]*|(~{3,10})[^\n]*)\n.*?^[ \t]*(?:>[ \t]?)*(?:\1|\2)"
+    r"|``(?!`)(?:[^`\n]|`(?!`))+?``|`[^`\n]+`",
     re.MULTILINE | re.DOTALL,
 )
+#: a line indented as code (four spaces or a tab), and a list item's first line
+_INDENTED = re.compile(r"(?: {4}|\t)")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+
+
+def _without_code(answer: str) -> str:
+    """``answer`` with its code blanked out: fenced blocks, inline spans, and indented blocks
+    (lines indented four spaces or a tab after a blank line, but where they go on a list
+    item, whose paragraphs are indented as much)."""
+    text = _CODE.sub(" ", answer)
+    if "    " not in text and "\t" not in text:
+        return text
+    lines = text.split("\n")
+    code, blank, lead = False, True, ""  # (lead: the last line with text before a blank one)
+    for k, line in enumerate(lines):
+        if not line.strip():
+            blank = True
+            continue
+        indented = _INDENTED.match(line) is not None
+        if indented and (code or (blank and not _LIST_ITEM.match(lead) and not _INDENTED.match(lead))):
+            code, lines[k] = True, ""
+        else:
+            code, lead = False, line
+        blank = False
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +141,7 @@ def _mentions(answer: str, sent: int) -> list[int]:
     """Label numbers in order of mention; a range gives the labels inside it (a long one: the
     sent ones and its ends; see _WHOLE_RANGE)."""
     out: list[int] = []
-    for bracket in _BRACKET.finditer(_CODE.sub(" ", answer)):
+    for bracket in _BRACKET.finditer(_without_code(answer)):
         inside = bracket.group(1)
         items = list(_ITEMS.finditer(inside))
         if not _only_labels(inside, items):

@@ -195,6 +195,24 @@ def test_brackets_in_code_are_not_citations(result):
     assert satchel.cite("````md\n```\n[S2]\n```\n````\n[S1]", result).cited_labels == ("S1",)
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "Result:\n\n    x = arr[S2]\n    y = arr[S3]\n\nThirty days [S1].",  # an indented block
+        "Use ``a ` b [S2]`` here. Thirty days [S1].",  # a span of two backticks holding one
+        "> ```\n> y = m[S2]\n> ```\nThirty days [S1].",  # a fence inside a quote
+    ],
+)
+def test_brackets_in_every_kind_of_code_are_not_citations(result, code):
+    # (Markdown shows these as code; cite() read their brackets as citations)
+    assert satchel.cite(code, result).cited_labels == ("S1",)
+
+
+def test_a_list_items_indented_paragraph_is_no_code(result):
+    # (indented as much as code, a list item's second paragraph still cites)
+    assert satchel.cite("1. Returns\n\n    take thirty days [S1].\n", result).cited_labels == ("S1",)
+
+
 def test_a_label_too_long_to_be_a_number_is_no_citation(result):
     # (int() refused its 5,000 digits: a raw ValueError)
     assert satchel.cite("It costs $2.99 [S" + "1" * 5000 + "].", result).cited_labels == ()
