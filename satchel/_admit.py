@@ -343,7 +343,11 @@ def admit(
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
         edges = place is None or not neighbours or apart is not None
-        fresh = ledger.fresh(chunk.text, edges=edges, itself=chunk.id) if ledger is not None else None
+        # (its own repeats go only from a text that is sent as it is, whole or not at all: a
+        # window neighbours may join must stay one slice of its document, and CRITICAL text
+        # is sent as given)
+        itself = chunk.id if (place is None or not neighbours) and not critical else None
+        fresh = ledger.fresh(chunk.text, edges=edges, itself=itself) if ledger is not None else None
         if fresh is not None and fresh.sent_in and not fresh.text:
             out.decisions[chunk.id] = _already_sent(fresh, "every sentence")
             continue
@@ -438,7 +442,8 @@ def _say_held_out(out: Admission) -> None:
         if original is None or decision.status != "dropped" or not decision.reason.endswith("ranks higher"):
             continue
         gone = out.decisions.get(original)
-        if gone is not None and gone.status != "kept":
+        # (an original dropped as a copy itself had its text sent, or says why it was not)
+        if gone is not None and gone.status != "kept" and gone.stage != "dedupe":
             decision.reason += f" and was not sent either ({gone.reason}), nor its copies"
 
 

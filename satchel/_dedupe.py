@@ -448,8 +448,8 @@ def _goes_on(new: str, kept: str, offset: int) -> bool:
     else:
         return False
     ends = _ENDS_SENTENCE.search
-    if not ends(last) or ends(longer[at]):
-        return False
+    if not ends(last) or ends(longer[at]) or last.rstrip("\"'”’)]").endswith(("...", "…")):
+        return False  # (a snippet cut with "..." ends no sentence there)
     more = longer[at + 1 : at + 1 + _DETAIL_WORDS]
     stop = next((k for k, word in enumerate(more) if ends(word)), None)
     return stop is not None and any(map(_is_detail, more[: stop + 1]))

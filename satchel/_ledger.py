@@ -281,13 +281,13 @@ class Ledger:
         """``text`` without sentences already sent (but in the sources ``own``: the text
         joins them), nor, with ``edges``, a first or last sentence cut from a longer one
         already sent, nor, given the id of the candidate it is (``itself``), a sentence it
-        says once already (that is then where it was sent); runs of kept sentences stay
-        verbatim."""
+        has just said (see _said_before; that is then where it was sent); runs of kept
+        sentences stay verbatim."""
         split = self._cache.split(text)
         sent = self._sent
         # (the same sentence several times in one text makes one detail look important,
         # as three overlapping windows do: seed 001; found in C, most texts have none)
-        repeats = itself is not None and len(set(split.keys)) != len(split.keys)
+        repeats = itself is not None and len(set(split.keys)) != len(split.keys)  # (said twice anywhere)
         if not sent and not repeats:
             return Fresh(text, (), split.keys)
         cut = self._cut_from_sent(text, split) if edges and sent else {}
@@ -331,18 +331,18 @@ class Ledger:
 
     def _said_before(self, split: Split, seen: list[str | None], itself: str) -> None:
         """Mark (as sent in ``itself``) each sentence of ``split`` long enough to be a repeat
-        that the text says once already, but one that refers back or asks (what it says, or
-        what answers it, depends on the sentences around it: "That claim is false." after
-        two claims says two things)."""
-        said: set[str] = set()
+        that the text has just said: the same sentence again, right after itself. (Apart,
+        a repeat stands under another heading, lead-in line, question or product, and says
+        something there: "Email support." under Pro as under Basic. One that refers back
+        or asks is never marked: "That is false." after each of two claims.)"""
         keys = set(split.keys)
         refer_back, questions = self._cache.refer_back, self._cache.questions
-        for k, normal in enumerate(split.normal):
-            if normal not in keys or normal in refer_back or normal in questions:
-                continue
-            if normal in said and seen[k] is None:
-                seen[k] = itself
-            said.add(normal)
+        normal = split.normal
+        for k in range(1, len(normal)):
+            repeat = normal[k]
+            if repeat == normal[k - 1] and seen[k] is None and repeat in keys:
+                if repeat not in refer_back and repeat not in questions:
+                    seen[k] = itself
 
     def _note_context(self, normal: Sequence[str]) -> None:
         """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short

@@ -1743,6 +1743,31 @@ def test_a_sentence_a_text_says_again_is_sent_once():
     assert r.entry("manual").reason == (
         "admitted without 1 sentence(s) already sent and 2 repeat(s) of its own sentences"
     )
+    # a sentence said again apart, under another heading, lead-in or question, says something
+    # there and stays (review: "Email support" went from the Pro plan, step 1 from macOS)
+    for apart in (
+        "## Basic plan\n- Email support within two business days\n- 10 GB of storage\n\n"
+        "## Pro plan\n- Email support within two business days\n- 100 GB of storage",
+        "The Basic lamp ships in a cardboard box. Shipping is free within the United States. "
+        "The Pro lamp ships in a wooden crate. Shipping is free within the United States.",
+    ):
+        assert satchel.pack([{"id": "c", "text": apart}], "q?").sources[0].text == apart
+    # a window neighbours may join stays one slice of its document (without its repeat it
+    # could not merge, and the overlap went twice); CRITICAL text is sent as given
+    doc = (
+        "Keep the lamp dry at all times. Keep the lamp dry at all times. The base holds a battery "
+        "that lasts ten hours. A full charge takes about two hours with the supplied cable."
+    )
+    cut = doc.index(" A full charge")
+    start = doc.index("a battery")
+    windows = [
+        {"id": "w0", "text": doc[:cut], "doc_id": "d", "start": 0, "end": cut, "score": 2},
+        {"id": "w1", "text": doc[start:], "doc_id": "d", "start": start, "end": len(doc), "score": 1},
+    ]
+    r = satchel.pack(windows, "q?")
+    assert [s.text for s in r.sources] == [doc] and r.text.count("a battery") == 1
+    pinned = satchel.pack([{"id": "c", "text": text, "priority": satchel.Priority.CRITICAL}], "q?")
+    assert pinned.sources[0].text == text
     # a sentence that refers back says something else after each claim, and stays
     claims = "Smith said the bridge was safe. That is false. Jones said the dam was safe. That is false."
     assert satchel.pack([{"id": "c", "text": claims}], "q?").sources[0].text == claims
@@ -1765,3 +1790,37 @@ def test_a_qualifier_that_goes_on_a_sentence_the_other_ends_is_a_conflict():
         r = satchel.pack(chunks, "q?")
         assert r.entry("b").kept and r.entry("b").conflicts_with == ("a",)
         assert "on weekdays only." in r.text and "on weekdays." in r.text
+
+
+def test_a_snippet_cut_with_dots_does_not_conflict_with_its_page():
+    # ("the Declaration of..." read as a sentence end where the page goes on "... Independence
+    # was approved.": marked conflicting, the cut sentence went again)
+    page = (
+        "The Second Continental Congress voted to approve a resolution of independence on July 2, 1776. "
+        "But Independence Day is actually celebrated on July 4, the date that the Declaration of "
+        "Independence was approved."
+    )
+    for dots in ("...", "…"):
+        snippet = page[: page.index(" Independence was")] + dots
+        r = satchel.pack(
+            [{"id": "page", "text": page, "score": 2}, {"id": "snippet", "text": snippet, "score": 1}], "q?"
+        )
+        assert not r.entry("page").conflicts_with and not r.entry("snippet").conflicts_with
+        assert r.entry("snippet").duplicate_of == ("page" if dots == "..." else None)
+
+
+def test_a_copy_of_a_copy_whose_text_was_sent_does_not_say_it_was_not():
+    # (its original was dropped as a near-duplicate of a text that was sent: "was not sent
+    # either" was false, and such reasons nested)
+    sent = " ".join(
+        f"Fact {k} says the lamp model {k} ships from warehouse {k + 7} in May." for k in range(12)
+    )
+    near = sent[: sent.index(" Fact 11")]  # (a window inside it, without offsets)
+    chunks = [
+        {"id": "a", "score": 0.9, "text": sent},
+        {"id": "b", "score": 0.8, "text": near},
+        {"id": "c", "score": 0.7, "text": near},
+    ]
+    r = satchel.pack(chunks, "q?")
+    assert r.entry("b").duplicate_of == "a"
+    assert r.entry("c").reason == "duplicate: exact copy of b, which ranks higher"
