@@ -659,6 +659,33 @@ def test_trace_rows_work_by_keyboard(open_lab, url):
     page.wait_for_selector('#trace-prompt .src.flash[data-label="S3"]', timeout=WAIT_MS)
 
 
+def test_the_tab_bar_works_by_arrow_keys(open_lab, url):
+    # (a tab list: the arrows did nothing; each tab was a stop of its own in the Tab order)
+    page = open_lab(url).page
+    page.get_by_role("tab", name="Ask").focus()
+
+    def shown() -> tuple[str, str]:
+        selected = page.locator('[role="tab"][aria-selected="true"]').get_attribute("id")
+        return selected, page.evaluate("() => document.activeElement.id")
+
+    for key, tab in (
+        ("ArrowRight", "tab-trace"),
+        ("End", "tab-ablation"),
+        ("ArrowRight", "tab-ask"),
+        ("ArrowLeft", "tab-ablation"),
+        ("Home", "tab-ask"),
+    ):
+        page.keyboard.press(key)
+        assert shown() == (tab, tab), key
+        assert not page.locator(f"#{page.locator(f'#{tab}').get_attribute('aria-controls')}").is_hidden()
+    assert [t.get_attribute("tabindex") for t in page.locator('[role="tab"]').all()] == [
+        "0",
+        "-1",
+        "-1",
+        "-1",
+    ]
+
+
 def test_compare_sides_have_their_own_names(open_lab, url):
     # (both sides' controls were named "order", "budget" and "dedupe")
     page = open_lab(url).page

@@ -757,6 +757,7 @@ function selectTab(name) {
   for (const tab of document.querySelectorAll('[role="tab"]')) {
     const on = tab.id === `tab-${name}`;
     tab.setAttribute("aria-selected", on ? "true" : "false");
+    tab.tabIndex = on ? 0 : -1;  // (one stop in the Tab order; the arrows move between tabs)
     $(`#${tab.getAttribute("aria-controls")}`).hidden = !on;
   }
   if (name === "compare") {
@@ -840,9 +841,22 @@ async function init() {
     $("#ablate-status").textContent = "No model is configured: start the lab with --model to run the variants.";
   }
 
-  for (const tab of document.querySelectorAll('[role="tab"]')) {
+  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  for (const tab of tabs) {
     tab.addEventListener("click", () => selectTab(tab.id.slice(4)));
+    tab.tabIndex = tab.getAttribute("aria-selected") === "true" ? 0 : -1;
   }
+  // The tab bar as a tab list is used from the keyboard: left and right arrows (wrapping),
+  // Home and End move to a tab and show it.
+  $('[role="tablist"]').addEventListener("keydown", (event) => {
+    const at = tabs.indexOf(document.activeElement);
+    const moves = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 };
+    if (at < 0 || !(event.key in moves)) return;
+    event.preventDefault();
+    const next = tabs[(moves[event.key] + tabs.length) % tabs.length];
+    next.focus();
+    selectTab(next.id.slice(4));
+  });
   $("#budget").addEventListener("input", () => {
     $("#budget").dataset.touched = "1";
     state.fileBudget = undefined;
