@@ -208,11 +208,16 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-def answer_correct(text: str, answers: Iterable[str]) -> bool:
+def answer_correct(text: str, answers: Iterable[str], question: str | None = None) -> bool:
     """True if any accepted answer, normalised, occurs in the normalised ``text``: on word
     boundaries ("1901" is not in "19012"), or anywhere for an answer in a script written
-    without spaces ("東京" in "東京です"). An answer that normalises to nothing never matches."""
+    without spaces ("東京" in "東京です"). An answer that normalises to nothing never matches.
+    Where ``text`` repeats the ``question`` word for word, that repeat is no answer (a model
+    that echoed "what planet is nearby ..." scored for the answer "nearby")."""
     hay = f" {normalize_answer(text)} "
+    asked = normalize_answer(question) if question else ""
+    if asked and f" {asked} " in hay:
+        hay = hay.replace(f" {asked} ", "  ")
     for needle in map(normalize_answer, answers):
         if needle and (f" {needle} " in hay or (_UNSPACED.search(needle) and needle in hay)):
             return True
@@ -704,7 +709,7 @@ def ablate_query(
                 prompt_tokens=result.tokens.prompt,
                 prompt_sha256=digest,
                 answer=text,
-                correct=answer_correct(text, query.answers),
+                correct=answer_correct(text, query.answers, query.question),
                 cited_ids=tuple(citations.cited_ids),
                 cited_gold=bool(set(citations.cited_ids) & gold_stand_ins(result, query.gold)),
                 unknown_labels=tuple(citations.unknown_labels),

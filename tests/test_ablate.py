@@ -163,6 +163,17 @@ def test_answer_correct(text, answers, expected):
     assert answer_correct(text, answers) is expected
 
 
+def test_an_echo_of_the_question_is_no_answer():
+    # (2 of 100 NQ queries scored when the model repeated the question, which held the answer)
+    question = "Which asteroid is brighter, Vesta or Ceres?"
+    assert not answer_correct("Which asteroid is brighter, Vesta or Ceres?", ["Vesta"], question)
+    assert not answer_correct(
+        "You ask: which asteroid is brighter, Vesta or Ceres? I don't know.", ["Vesta"], question
+    )
+    assert answer_correct("Which asteroid is brighter, Vesta or Ceres? Vesta is.", ["Vesta"], question)
+    assert answer_correct("Vesta is brighter.", ["Vesta"], question)
+
+
 def test_gold_position_counts_merged_sources():
     doc = "Alpha one two. Beta three four. Gamma five six."
     cands = [
