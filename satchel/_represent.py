@@ -82,16 +82,23 @@ def question_terms(question: str) -> frozenset[str]:
 
 
 def asks_about(text: str, terms: frozenset[str]) -> bool:
-    """Whether ``text`` holds two of the question's ``terms`` (or its only one), in any form
-    (see _alike): what the question asks about. (Boilerplate stripping keeps such a piece
-    however often it recurs: "Brightgrid Plus costs $3.99 a month." opening the pricing
-    page, the FAQ and a blog post is the answer to "How much does Brightgrid Plus cost?",
-    and went from all three.)"""
+    """Whether ``text`` holds two of the question's ``terms`` (or its only one), as written or
+    with an ending ("cost" / "costs", "month" / "monthly"): what the question asks about.
+    (Boilerplate stripping keeps such a piece however often it recurs: "Brightgrid Plus
+    costs $3.99 a month." opening the pricing page, the FAQ and a blog post is the answer
+    to "How much does Brightgrid Plus cost?", and went from all three. Stricter than
+    _alike, which let "All rights reserved." count "reset".)"""
     if not terms:
         return False
     words = {w.lower() for w in _WORD.findall(text)}
-    held = sum(1 for t in terms if t in words or any(_alike(w, t) for w in words))
+    held = sum(1 for t in terms if t in words or any(_goes_on_from(w, t) for w in words))
     return held >= min(2, len(terms))
+
+
+def _goes_on_from(a: str, b: str) -> bool:
+    """Whether one of two words is the other with an ending (the shorter of four letters or more)."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 4 and long.startswith(short)
 
 
 def _has_detail(unit: str) -> list[str]:

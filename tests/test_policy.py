@@ -714,3 +714,19 @@ def test_a_kept_qualifier_keeps_the_sentence_it_qualifies():
     sent = r.sources[1].text
     assert f"{qualified} {qualifier}" in sent
     assert "Customers love" not in sent
+
+
+def test_a_footer_is_not_kept_for_a_word_that_only_starts_like_a_question_term():
+    # ("All rights reserved." counted as "reset": a copyright footer was kept as asked about)
+    footer = "Copyright 2024 Brightgrid Inc. All rights reserved."
+    bodies = [
+        "To reset the lamp, hold the button for ten seconds until it blinks.",
+        "The lamp connects to the app over Bluetooth and needs firmware 2.1.",
+        "If the lamp will not turn on, check that the base is charged.",
+    ]
+    chunks = [
+        {"id": f"d{i}", "doc_id": f"doc{i}", "score": 1 - i / 10, "text": f"{b}\n\n{footer}"}
+        for i, b in enumerate(bodies)
+    ]
+    r = satchel.pack(chunks, "How do I reset my Brightgrid lamp?", strip_boilerplate=True)
+    assert footer not in r.text and all(e.compression == {"boilerplate_stripped": 1} for e in r.manifest)
