@@ -204,6 +204,7 @@ def admit(
         return next((d for d in copies.get(original, ()) if out.decisions[d].status == "kept"), None)
 
     texts = {c.id: c.text for c in ranked} if duplicate_of else {}
+    behind: list[str] = []  # duplicates dropped behind their original, whatever became of it
     for position, chunk, again in _turns(ranked, out, budget, max_sources):
         critical = chunk.priority == Priority.CRITICAL
         rank = position + 1 if ranks is None else ranks[chunk.id]  # (where the orders place it)
@@ -237,6 +238,7 @@ def admit(
                     "dedupe",
                     duplicate_of=original,
                 )
+                behind.append(chunk.id)
                 continue
             if (sent := stand_in(original)) is not None:
                 out.decisions[chunk.id] = Decision(
@@ -429,19 +431,20 @@ def admit(
             "kept", reason, "admit", sentences_removed=removed, compression=shaped.compression
         )
     _say_in_place(out, in_place, policy.roles)
-    _say_held_out(out)
+    _say_held_out(out, behind)
     return out
 
 
-def _say_held_out(out: Admission) -> None:
-    """A copy of an original that went out after all (a role cap, the distractor filter or
-    the per-chunk cap held it out, and so its copies: a copy takes its original's role)
-    says so; its reason read as if the original had been sent."""
-    for decision in out.decisions.values():
-        original = decision.duplicate_of
-        if original is None or decision.status != "dropped" or not decision.reason.endswith("ranks higher"):
-            continue
-        gone = out.decisions.get(original)
+def _say_held_out(out: Admission, behind: Sequence[str]) -> None:
+    """Each duplicate dropped behind its original (``behind``) whose original went out after
+    all (a role cap, the distractor filter or the per-chunk cap held it out, and so its
+    copies: a copy takes its original's role) says so; its reason read as if the original
+    had been sent."""
+    for chunk_id in behind:
+        decision = out.decisions[chunk_id]
+        if decision.status != "dropped" or decision.duplicate_of is None:
+            continue  # (decided again since)
+        gone = out.decisions.get(decision.duplicate_of)
         # (an original dropped as a copy itself had its text sent, or says why it was not)
         if gone is not None and gone.status != "kept" and gone.stage != "dedupe":
             decision.reason += f" and was not sent either ({gone.reason}), nor its copies"

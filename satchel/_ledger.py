@@ -297,7 +297,7 @@ class Ledger:
         for k, where in cut.items():
             seen[k] = where
         if own:
-            if not repeats and own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
+            if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
             seen = [None if where in own else where for where in seen]
         if repeats:

@@ -91,11 +91,11 @@ def asks_about(text: str, terms: frozenset[str]) -> bool:
     if not terms:
         return False
     words = {w.lower() for w in _WORD.findall(text)}
-    held = sum(1 for t in terms if t in words or any(_goes_on_from(w, t) for w in words))
+    held = sum(1 for t in terms if t in words or any(_with_ending(w, t) for w in words))
     return held >= min(2, len(terms))
 
 
-def _goes_on_from(a: str, b: str) -> bool:
+def _with_ending(a: str, b: str) -> bool:
     """Whether one of two words is the other with an ending (the shorter of four letters or more)."""
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 4 and long.startswith(short)

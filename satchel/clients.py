@@ -550,6 +550,11 @@ class LlamaTokenizer:
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
+    def close(self) -> None:
+        """Let go of the model (its client freed it): counting then raises TokenizerError."""
+        with self._lock:
+            self._llama = None
+
 
 class LocalClient:
     """A GGUF model run in-process by ``llama-cpp-python``; deterministic by default.
@@ -617,7 +622,7 @@ class LocalClient:
             if self._closed:
                 return
             self._closed = True
-            self._tokenizer._llama = None
+        self._tokenizer.close()
         close = getattr(self._llama, "close", None)
         if close is not None:
             close()
