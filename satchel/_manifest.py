@@ -23,8 +23,8 @@ __all__ = [
     "PackedSource",
     "TokenUsage",
     "canonical_json",
-    "conflicts_note",
     "format_trace",
+    "trace_reasons",
 ]
 
 
@@ -198,7 +198,15 @@ def _cell(value: Any) -> str:
     return text
 
 
-def conflicts_note(ids: Sequence[str] | None, labels: Mapping[str, str | None]) -> str:
+def trace_reasons(data: Mapping[str, Any]) -> dict[str, str]:
+    """Each candidate's reason as the trace shows it (``data``: PackResult.to_dict()): with
+    each version it conflicts with, and where that went (the lab shows them so too)."""
+    # (where each candidate went: a version it conflicts with may not be in the prompt)
+    labels = {e["id"]: e.get("label") for e in data["manifest"]}
+    return {e["id"]: e["reason"] + _conflicts_note(e.get("conflicts_with"), labels) for e in data["manifest"]}
+
+
+def _conflicts_note(ids: Sequence[str] | None, labels: Mapping[str, str | None]) -> str:
     """The end of a row's reason naming the versions it conflicts with, each with the label
     it went under or "not sent" (with one side left out, the prompt shows no conflict)."""
     if not ids:
@@ -259,8 +267,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
         f"{tokens['free']}; tokenizer {(data.get('tokenizer') or {}).get('name') or '?'} ({exact})"
     )
     rows: list[Sequence[Any]] = []
-    # where each candidate went: a version it conflicts with may not be in the prompt
-    labels = {e["id"]: e.get("label") for e in data["manifest"]}
+    reasons = trace_reasons(data)
     for e in data["manifest"]:
         rows.append(
             (
@@ -272,7 +279,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
                 e.get("role") or "-",
                 e["tokens"],
                 e.get("cost") or ("-" if e["status"] == "dropped" else 0),
-                e["reason"] + conflicts_note(e.get("conflicts_with"), labels),
+                reasons[e["id"]],
             )
         )
     rows.sort(key=lambda r: (r[0] == "-", r[0] if r[0] != "-" else 0))

@@ -47,7 +47,7 @@ import satchel
 
 from .._chunk import Chunk
 from .._errors import InputError, ModelError, PackError
-from .._manifest import conflicts_note
+from .._manifest import trace_reasons
 from .._pack import Packer
 from ..cli.pack import REQUEST_KEYS, example_request, parse_request
 from ..log import json_lines, load_json
@@ -61,7 +61,6 @@ __all__ = [
     "create_app",
     "lab_model",
     "load_request",
-    "trace_reasons",
 ]
 
 STATIC = Path(__file__).with_name("static")
@@ -249,15 +248,6 @@ def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     return _loaded(candidates, question, options=data, **query)
 
 
-def trace_reasons(result: Mapping[str, Any]) -> dict[str, str]:
-    """Each candidate's reason as ``satchel pack --format trace`` shows it: with each version
-    it conflicts with, and the label that went under or "not sent"."""
-    labels = {e["id"]: e.get("label") for e in result["manifest"]}
-    return {
-        e["id"]: e["reason"] + conflicts_note(e.get("conflicts_with"), labels) for e in result["manifest"]
-    }
-
-
 def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satchel.PackResult:
     try:
         return satchel.pack(candidates, question, **options)
@@ -387,9 +377,10 @@ Message = MutableMapping[str, Any]
 class BodyLimit:
     """ASGI middleware: refuse a request body over ``limit`` bytes with 413, declared or streamed."""
 
-    def __init__(self, app: Any, limit: int) -> None:
+    def __init__(self, app: Any, limit: int, paths: Mapping[str, int] | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.paths = dict(paths or {})  # (a route with a limit of its own)
 
     async def __call__(
         self,
@@ -400,8 +391,7 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
-        # pasted text comes as one JSON string, escaped: room for that over the request it makes
-        limit = self.limit * 2 if scope.get("path") == "/api/load" else self.limit
+        limit = self.paths.get(scope.get("path", ""), self.limit)
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._refuse(scope, receive, send, limit)
@@ -611,7 +601,9 @@ def create_app(
         return response
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_middleware(BodyLimit, limit=max_body)
+    # (pasted text comes to /api/load as one JSON string, escaped: room for that over the
+    # request it makes)
+    app.add_middleware(BodyLimit, limit=max_body, paths={"/api/load": 2 * max_body})
     if allowed_hosts is not None:
         # a page on another site must not reach the lab through DNS rebinding
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))

@@ -150,6 +150,17 @@ def set_budget(page, value: int) -> None:
     page.fill("#budget", str(value))
 
 
+def edges_at_300(open_lab, url):
+    """The example packed at a source budget of 300 in the edges order, as several tests see
+    it: the page once it shows that pack, and the library's result for it."""
+    page = open_lab(url).page
+    set_budget(page, 300)
+    page.click('#orders button[data-order="edges"]')
+    expected = library(source_budget=300, order="edges")
+    wait_for_pack(page, expected)
+    return page, expected
+
+
 def shot(page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
@@ -210,11 +221,7 @@ def test_order_buttons_change_the_pack(open_lab, url):
 
 
 def test_trace_table_and_budget_bar_match_the_library(open_lab, url):
-    page = open_lab(url).page
-    set_budget(page, 300)
-    page.click('#orders button[data-order="edges"]')
-    expected = library(source_budget=300, order="edges")
-    wait_for_pack(page, expected)
+    page, expected = edges_at_300(open_lab, url)
     page.get_by_role("tab", name="Trace").click()
 
     rows = page.locator("#trace-table tbody tr").evaluate_all(
@@ -391,10 +398,7 @@ def test_answer_citations_link_to_the_sources(open_lab, url_with_model):
 
 
 def test_screenshot_each_tab(open_lab, url):
-    page = open_lab(url).page
-    set_budget(page, 300)
-    page.click('#orders button[data-order="edges"]')
-    wait_for_pack(page, library(source_budget=300, order="edges"))
+    page, _ = edges_at_300(open_lab, url)
     page.click("#ask-btn")
     page.wait_for_selector("#no-model", timeout=WAIT_MS)
     saved = {"ask": shot(page, "ask")}
@@ -697,11 +701,7 @@ def test_compare_sides_have_their_own_names(open_lab, url):
 
 def test_trace_reasons_read_as_the_cli_trace(open_lab, url):
     # (a conflict was "conflicts with plus-price-2026", not where that version went)
-    page = open_lab(url).page
-    set_budget(page, 300)
-    page.click('#orders button[data-order="edges"]')
-    expected = library(source_budget=300, order="edges")
-    wait_for_pack(page, expected)
+    page, expected = edges_at_300(open_lab, url)
     reasons = dict(
         page.locator("#trace-table tbody tr").evaluate_all(
             "rs => rs.map(r => [r.dataset.id, r.querySelector('td.reason').textContent])"
