@@ -477,6 +477,19 @@ def test_a_request_files_options_set_the_controls(open_lab, url, tmp_path):
     assert lab.errors == []
 
 
+def test_the_slider_replaces_a_files_budget_it_could_not_show(open_lab, url, tmp_path):
+    # (a source_budget of 2.5 was listed and kept over the slider: moving it changed nothing
+    # until Clear)
+    lab = open_lab(url)
+    page = lab.page
+    upload(page, tmp_path, "odd_budget.json", {**EXAMPLE, "source_budget": 2.5})
+    page.wait_for_selector("#file-extra:not([hidden])", timeout=WAIT_MS)
+    assert "source_budget=2.5" in page.text_content("#file-extra")
+    set_budget(page, 300)
+    wait_for_pack(page, satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], source_budget=300))
+    assert page.is_hidden("#file-extra")
+
+
 def test_the_labs_own_body_and_an_ablation_query_load(open_lab, url, tmp_path):
     # (both were refused with "unknown option(s)")
     page = open_lab(url).page

@@ -860,6 +860,7 @@ async function init() {
   $("#budget").addEventListener("input", () => {
     $("#budget").dataset.touched = "1";
     state.fileBudget = undefined;
+    controlChanged("source_budget");  // (a file's budget the slider could not show was kept over it)
     updateBudgetLabel();
     repackSoon();
   });
