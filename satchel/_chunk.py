@@ -13,6 +13,7 @@ import enum
 import itertools
 import math
 import numbers
+import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -230,6 +231,11 @@ def check_utf8(value: str, what: str) -> None:
 #: the optional fields that hold text, where NaN (a dataframe's gap in a column of text) is
 #: a field not given, as None is; a NaN score, rank or offset is still refused
 _TEXT_FIELDS = ("doc_id", "title", "section", "updated", "role")
+_TEXT_VALUES = operator.attrgetter(*_TEXT_FIELDS)
+_NONE_OR_TEXT = frozenset({type(None), str})
+#: the fields that name a chunk's document and place in it, shown or matched as text
+_NAMING_FIELDS = ("doc_id", "title", "section")
+_NAMING_VALUES = operator.attrgetter(*_NAMING_FIELDS)
 
 
 def _is_nan(value: Any) -> bool:
@@ -266,10 +272,13 @@ def _given_once(cid: Any, name: str, top: Any, nested: Any) -> Any:
 def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
-    for name in _TEXT_FIELDS:
-        value = getattr(chunk, name)
-        if value is not None and type(value) is not str and _is_nan(value):  # (most are None or text)
-            set_(chunk, name, None)
+    # (most are None or text: their types are read in C, and the loop runs only for a chunk
+    # with another value in one of them)
+    if not {*map(type, _TEXT_VALUES(chunk))} <= _NONE_OR_TEXT:
+        for name in _TEXT_FIELDS:
+            value = getattr(chunk, name)
+            if value is not None and type(value) is not str and _is_nan(value):
+                set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():
         raise InputError(
@@ -286,10 +295,15 @@ def _check(chunk: Chunk) -> None:
             f"candidate {cid!r}: text is empty; drop empty chunks before packing "
             "(an empty source wastes tokens and a label)"
         )
-    check_utf8(cid, f"candidate id {cid!r}")
-    check_utf8(chunk.text, f"candidate {cid!r}: text")
-    if chunk.score is not None:
-        set_(chunk, "score", _score(chunk.score, cid))
+    # (check_utf8 passes ASCII at once: tested here first, the description it is given is
+    # written only for other text, not for every chunk)
+    if not cid.isascii():
+        check_utf8(cid, f"candidate id {cid!r}")
+    if not chunk.text.isascii():
+        check_utf8(chunk.text, f"candidate {cid!r}: text")
+    score = chunk.score
+    if score is not None and (type(score) is not float or not math.isfinite(score)):
+        set_(chunk, "score", _score(score, cid))  # (a finite float is kept as it is)
     if chunk.rank is not None:
         rank = _whole(chunk.rank)
         if rank is None or rank < 0:
@@ -306,25 +320,32 @@ def _check(chunk: Chunk) -> None:
             value = metadata.get(name)
             if value is not None and not _is_nan(value):  # (NaN: not given, as for the field itself)
                 set_(chunk, name, _given_once(cid, name, getattr(chunk, name), value))
-    for name in ("doc_id", "title", "section"):
-        value = getattr(chunk, name)
-        if value is not None and not isinstance(value, str):
+    for name, value in zip(_NAMING_FIELDS, _NAMING_VALUES(chunk), strict=True):
+        if value is None:
+            continue
+        if not isinstance(value, str):
             number = _whole(value) if name == "doc_id" else None
             if number is not None:
                 set_(chunk, name, str(number))
             else:
                 raise InputError(f"candidate {cid!r}: {name}={_short(value)} must be a string or left out")
-        elif value is not None:
+        elif not value.isascii():
             check_utf8(value, f"candidate {cid!r}: {name}")
     _check_offsets(chunk)
-    set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
+    if chunk.updated is not None:
+        set_(chunk, "updated", _normalise_updated(chunk.updated, cid))
     # (null is what JSON and dataframes say for "not given")
-    set_(chunk, "priority", Priority.MEDIUM if chunk.priority is None else as_priority(chunk.priority, cid))
+    priority = chunk.priority
+    if type(priority) is not Priority:
+        set_(chunk, "priority", Priority.MEDIUM if priority is None else as_priority(priority, cid))
     if chunk.role is not None and chunk.role not in ROLES:
         raise InputError(
             f"candidate {cid!r}: role={_short(chunk.role)} is not one of {', '.join(ROLES)}; "
             "use one of those or leave it out to let the role rule assign it"
         )
+    if type(chunk.metadata) is dict and not chunk.metadata:  # (the usual: none given)
+        set_(chunk, "metadata", _NO_METADATA)
+        return
     if chunk.metadata is None:
         set_(chunk, "metadata", _NO_METADATA)
     elif type(chunk.metadata) is not dict and not isinstance(chunk.metadata, Mapping):
@@ -417,7 +438,8 @@ def _check_offsets(chunk: Chunk) -> None:
             f"candidate {cid!r}: give both start and end (character offsets in the document) "
             f"or neither; got start={start!r}, end={end!r}"
         )
-    start, end = _offset(chunk, "start"), _offset(chunk, "end")
+    if type(start) is not int or type(end) is not int or start < 0 or end < 0:  # (else as they are)
+        start, end = _offset(chunk, "start"), _offset(chunk, "end")
     if end - start != len(chunk.text):
         raise InputError(
             f"candidate {cid!r}: end - start = {end - start} but the text has "
