@@ -60,6 +60,9 @@ class ManifestEntry:
     one document is one entry's: its lead (the best-ranked member) carries the whole
     source's cost and sent tokens, and each chunk merged into it shows 0 and
     ``merged_into`` (so the costs of all entries add up to the sources' tokens).
+
+    (Packer._manifest passes the fields by position: a field added or moved here is
+    added or moved there too.)
     """
 
     id: str
