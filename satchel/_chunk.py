@@ -58,6 +58,7 @@ _FIELDS = (
     "metadata",
 )
 _FIELD_NAMES = frozenset(_FIELDS)
+_ID = operator.attrgetter("id")
 
 
 class _Metadata(dict[str, Any]):
@@ -127,22 +128,21 @@ class Chunk:
                 f"a candidate must be a satchel.Chunk or a dict, got {type(data).__name__}: "
                 f"{_short(data)}; pass {{'id': ..., 'text': ...}}"
             )
-        if data.keys() <= _FIELD_NAMES:  # the usual dict: every key a field
-            known, extra = dict(data), {}
-        else:
-            known = {k: data[k] for k in _FIELDS if k in data}
+        known: Mapping[str, Any] = data  # the usual dict: every key a field (the call copies it)
+        if not data.keys() <= _FIELD_NAMES:
+            fields = {k: data[k] for k in _FIELDS if k in data}
             extra = {k: v for k, v in data.items() if k not in _FIELD_NAMES}
-        if extra:
-            given = known.get("metadata")
+            given = fields.get("metadata")
             if given is not None and type(given) is not dict and not isinstance(given, Mapping):
                 raise InputError(
-                    f"candidate {known.get('id')!r}: metadata must be a dict, got {type(given).__name__}; "
+                    f"candidate {fields.get('id')!r}: metadata must be a dict, got {type(given).__name__}; "
                     "pass metadata as {'key': value} (or leave it out: keys that are no field go there)"
                 )
             merged = dict(given or {})
             for k, v in extra.items():
-                merged[k] = _given_once(known.get("id"), repr(k), v, merged[k]) if k in merged else v
-            known["metadata"] = merged
+                merged[k] = _given_once(fields.get("id"), repr(k), v, merged[k]) if k in merged else v
+            fields["metadata"] = merged
+            known = fields
         if "id" not in known or "text" not in known:
             missing = "id" if "id" not in known else "text"
             raise InputError(
@@ -509,16 +509,19 @@ def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, .
             "wrap a single chunk in a list (an empty list packs no sources)"
         )
     chunks = []
+    from_dict = Chunk.from_dict
     for i, c in enumerate(candidates):
         try:
-            chunks.append(c if isinstance(c, Chunk) else Chunk.from_dict(c))
+            chunks.append(c if isinstance(c, Chunk) else from_dict(c))
         except InputError as exc:  # where it is in the list, for a long list
             raise InputError(f"candidates[{i}]: {exc}") from None
-    first: dict[str, int] = {}
-    for i, chunk in enumerate(chunks):
-        if first.setdefault(chunk.id, i) != i:
-            raise InputError(
-                f"candidate id {chunk.id!r} appears more than once (candidates[{first[chunk.id]}] and "
-                f"[{i}]); ids must be unique (suffix a position, e.g. 'doc#1', 'doc#2')"
-            )
+    ids = list(map(_ID, chunks))
+    if len(set(ids)) < len(ids):  # (told in C; the loop below finds the first repeated id)
+        first: dict[str, int] = {}
+        for i, cid in enumerate(ids):
+            if first.setdefault(cid, i) != i:
+                raise InputError(
+                    f"candidate id {cid!r} appears more than once (candidates[{first[cid]}] and "
+                    f"[{i}]); ids must be unique (suffix a position, e.g. 'doc#1', 'doc#2')"
+                )
     return tuple(chunks)
