@@ -435,7 +435,9 @@ class Packer:
                 # across 1000: past 999 sources, each is costed again at the place it is sent.
                 for n, draft in enumerate(ordered, start=1):
                     draft.cost = self._cost(draft.members, draft.text, n, sentences, tags)
-            messages, labels = self._render(ordered, question, self._system(system_text), history_msgs)
+            messages, labels, sources = self._render(
+                ordered, question, self._system(system_text), history_msgs
+            )
             usage = self._usage(messages, budget, question, ordered, admission.widest_label)
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
@@ -465,17 +467,7 @@ class Packer:
             tokens=usage,
             budget=budget,
             tokenizer=self._counter.name,
-            sources=tuple(
-                _make_source(
-                    label=f"S{n}",
-                    position=n,
-                    ids=tuple(m.id for m in d.members),
-                    text=d.text,
-                    attributes=tuple(self._attrs(d.members)),
-                    cost=d.cost,
-                )
-                for n, d in enumerate(ordered, start=1)
-            ),
+            sources=sources,
             config=self.config(),
             question=question,
         )
@@ -878,19 +870,26 @@ class Packer:
         question: str,
         system: str,
         history: list[dict[str, str]],
-    ) -> tuple[list[dict[str, str]], dict[str, str | list[str]]]:
+    ) -> tuple[list[dict[str, str]], dict[str, str | list[str]], tuple[PackedSource, ...]]:
+        """The messages, each label's chunk id (or a merged source's ids), and the sources as
+        sent (each source's ids, attributes and label found once, for all three)."""
         blocks = []
         labels: dict[str, str | list[str]] = {}
+        sources = []
         for n, draft in enumerate(ordered, start=1):
-            ids = [m.id for m in draft.members]
-            blocks.append(source_block(n, chunk_attr(ids), self._attrs(draft.members), draft.text))
-            labels[f"S{n}"] = ids[0] if len(ids) == 1 else ids
+            ids = tuple(map(_ID, draft.members))
+            attrs = tuple(self._attrs(draft.members))
+            label = f"S{n}"
+            blocks.append(source_block(n, chunk_attr(ids), attrs, draft.text))
+            labels[label] = ids[0] if len(ids) == 1 else list(ids)
+            # (label, position, ids, text, attributes, cost: by position, as a manifest entry)
+            sources.append(_make_source(label, n, ids, draft.text, attrs, draft.cost))
         # With nothing kept the prompt is what follows the sources alone: an empty
         # <sources> element would cost tokens a zero source budget does not have.
         user = self._after_sources(question)
         user = sources_block(blocks) + user if blocks else user.removeprefix(QUESTION_SEPARATOR)
         messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
-        return messages, labels
+        return messages, labels, tuple(sources)
 
     def _usage(
         self,
