@@ -67,6 +67,9 @@ _PRIORITY_NAMES = {p: p.name for p in Priority}
 _make_entry = maker(ManifestEntry)
 _make_source = maker(PackedSource)
 _ID = operator.attrgetter("id")
+_SCORE = operator.attrgetter("score")
+_RANK = operator.attrgetter("rank")
+_PRIORITY = operator.attrgetter("priority")
 _TAG_FIELDS = operator.attrgetter("metadata", "title", "section", "updated")  # what a tag may show
 #: Tokenizers whose counting leaves no cycles (native code, or none)
 _OWN_TOKENIZERS = (TiktokenTokenizer, HuggingFaceTokenizer, EstimateTokenizer)
@@ -129,6 +132,13 @@ class _MergedTag:
 
 def rank_candidates(chunks: Sequence[Chunk]) -> list[Chunk]:
     """Priority tier first, then score (higher first), else rank (lower first), else input order."""
+    if None not in map(_SCORE, chunks) and {*map(_RANK, chunks)} <= {None}:
+        # The usual list, every chunk scored and none ranked: two stable sorts by keys read
+        # in C, score (ties keep input order) then tier, give the order the key below
+        # gives, without a Python call per chunk.
+        ranked = sorted(chunks, key=_SCORE, reverse=True)
+        ranked.sort(key=_PRIORITY)
+        return ranked
 
     def key(item: tuple[int, Chunk]) -> tuple[Any, ...]:
         i, c = item
