@@ -964,7 +964,7 @@ class Packer:
                 status = "kept"
                 position, label, draft = placed
                 cost = sent = 0
-                if draft.members[0].id == cid:  # the source's lead carries its cost
+                if draft.lead.id == cid:  # the source's lead carries its cost
                     cost = draft.cost
                     sent = body_tokens(draft.text, sentences, len(draft.members) > 1)
             compression, reason = decision.compression, decision.reason
