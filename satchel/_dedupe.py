@@ -440,7 +440,25 @@ def _goes_on(new: str, kept: str, offset: int) -> bool:
     that hold a detail or a qualifier: "on weekdays." / "on weekdays only." (Windows of
     one document stop at the same words alike; a sentence end in one of them alone is an
     edit, and that one says something else.)"""
-    mine, theirs = _words(new), _words(kept)
+    # Only a text that ends a sentence goes on past the other's end. Most windows are cut
+    # inside a sentence, so most pairs are told so from their last words, without cutting
+    # either text into words (at 1,000 bench candidates, 83 of 92 pairs; cutting two texts
+    # into words was most of the time here). Texts that hold a Chinese or Japanese
+    # sentence end are cut into words another way (see _words) and always judged whole.
+    ends = _ENDS_SENTENCE.search
+    if not (_has_cjk_ends(new) or _has_cjk_ends(kept) or ends(_last_word(new)) or ends(_last_word(kept))):
+        return False
+    return _goes_on_words(_words(new), _words(kept), offset)
+
+
+def _last_word(text: str) -> str:
+    """The last of ``text.split()`` ("" for a text without words), without splitting the rest."""
+    words = text.rsplit(None, 1)
+    return words[-1] if words else ""
+
+
+def _goes_on_words(mine: list[str], theirs: list[str], offset: int) -> bool:
+    """:func:`_goes_on` of two texts cut into words as written (see _words)."""
     if 0 <= offset + len(mine) - 1 < len(theirs) - 1:  # (new ends inside kept)
         last, longer, at = mine[-1], theirs, offset + len(mine) - 1
     elif 0 <= len(theirs) - 1 - offset < len(mine) - 1:  # (kept ends inside new)

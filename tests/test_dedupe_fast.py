@@ -1,0 +1,90 @@
+"""Dedupe's shortcuts for speed give what the general path they stand in for gives."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from satchel import _dedupe
+
+# Words of windows cut from one document: sentence ends with and without closing quotes
+# or brackets, a snippet cut with "...", details and qualifiers, Chinese and Japanese
+# sentence ends, and whitespace other than a space between them.
+words = st.sampled_from(
+    [
+        "the",
+        "plan",
+        "costs",
+        "$2.99.",
+        "only.",
+        "weekdays.",
+        "weekdays",
+        "on",
+        "It",
+        "said.”",
+        'said."',
+        "(open)",
+        "closed.)",
+        "Really?",
+        "Yes!",
+        "then...",
+        "then…",
+        "1999",
+        "not",
+        "Plus",
+        "価格は9元。",
+        "会員のみ！",
+        "「行く。」",
+        "end。",
+        "\u2028",
+        "\x0b",
+    ]
+)
+gaps = st.sampled_from([" ", " ", " ", "  ", "\n", "\t", "\u3000"])
+
+
+@st.composite
+def shifted_windows(draw: st.DrawFn) -> tuple[str, str, int]:
+    """Two windows of one document (with whitespace around them at times) and an offset
+    between them: the true one or any other; or two short texts of those words."""
+    doc = draw(st.lists(words, min_size=1, max_size=30))
+    seps = draw(st.lists(gaps, min_size=len(doc), max_size=len(doc)))
+
+    def window() -> tuple[str, int]:
+        start = draw(st.integers(0, len(doc) - 1))
+        end = draw(st.integers(start + 1, len(doc)))
+        inner = "".join(w + s for w, s in zip(doc[start:end], seps[start:end], strict=True))
+        around = st.sampled_from(["", " ", "\n "])
+        return draw(around) + inner.rstrip() + draw(around), start
+
+    (new, a), (kept, c) = window(), window()
+    if draw(st.booleans()):
+        # (one ending inside the other, at any word of it: the whole judgement says yes
+        # more often)
+        shorter = draw(st.lists(words, min_size=1, max_size=6))
+        longer = draw(st.lists(words, min_size=2, max_size=10))
+        at = draw(st.integers(0, len(longer) - 2))  # where the shorter one ends
+        offset = at - (len(shorter) - 1)
+        if draw(st.booleans()):
+            return " ".join(shorter), " ".join(longer), offset
+        return " ".join(longer), " ".join(shorter), -offset  # (kept ends inside new)
+    return new, kept, draw(st.one_of(st.just(a - c), st.integers(-40, 40)))
+
+
+@settings(max_examples=600, deadline=None)
+@given(shifted_windows())
+def test_goes_on_judged_from_last_words_as_from_all_words(pair: tuple[str, str, int]) -> None:
+    # _goes_on tells most pairs apart by their last words alone (see there); the whole
+    # judgement on both texts' words must agree with it everywhere
+    new, kept, offset = pair
+    mine, theirs = _dedupe._words(new), _dedupe._words(kept)
+    if not mine or not theirs:
+        return  # (never asked: _offset finds no shift for a text without words)
+    assert _dedupe._goes_on(new, kept, offset) == _dedupe._goes_on_words(mine, theirs, offset)
+
+
+def test_goes_on_still_finds_a_qualifier_after_a_sentence_end() -> None:
+    kept = "Returns are free on weekdays only. Call us first."
+    new = "Returns are free on weekdays."
+    assert _dedupe._goes_on(new, kept, 0)
+    assert not _dedupe._goes_on("Returns are free on", kept, 0)
