@@ -431,7 +431,10 @@ def _split_prose(text: str) -> list[tuple[int, int]]:
     # nothing.
     out: list[tuple[int, int]] = []
     for start, end in spans:
-        for brk in _LINE_BREAK.finditer(text, start, end):
+        # (most sentences hold no line break, found in C: the regex tries each position of
+        # the sentence for the spaces before one, the longest part of splitting such a text)
+        breaks = _LINE_BREAK.finditer(text, start, end) if text.find("\n", start, end) != -1 else ()
+        for brk in breaks:
             if not _ends_at_break(text, brk):
                 continue
             stop = len(text[start : brk.start()].rstrip()) + start
@@ -644,7 +647,10 @@ class SentenceCache:
                 sentences = [text[s:e] for s, e in spans]
             else:  # the common case: the sentences come cut, without a slice each
                 sentences, gaps = _split_at_ends(text)
-                if set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
+                # (most texts hold one space between each two sentences: counted, that is
+                # told without the set of the gaps' first characters, which cost nearly as
+                # much as the pieces themselves)
+                if gaps.count(" ") == len(gaps) or set(map(operator.itemgetter(0), gaps)) <= _PIECE_CUTS:
                     # each piece is a sentence with the whitespace before it (see pieces)
                     self._pieces[text] = (sentences[0], *map(operator.add, gaps, sentences[1:]))
                 lead = _stripped(sentences)
@@ -828,6 +834,8 @@ class SentenceCache:
     def _normalise(self, sentence: str) -> str:
         """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
         key = self._normal[sentence] = normalise(sentence)
+        if key in self._words:
+            return key  # noted already, from another sentence ("The ..." and "THE ...")
         if key[:1] in _BLOCK_STARTS and OPENS_BLOCK.match(key):
             self._openers.add(key)
         words = key.count(" ") + 1
@@ -839,7 +847,8 @@ class SentenceCache:
             self._keys.add(key)
             if _REFERS_BACK.match(key):
                 self._anaphora.add(key)
-            if key.rstrip(_CLOSERS).endswith(_ASKS):  # (from its end, not a scan of it)
+            # (from its end, not a scan of it; most keys end in a period, told by one look)
+            if key[-1] in _QUESTION_TAIL and key.rstrip(_CLOSERS).endswith(_ASKS):
                 self._questions.add(key)
         elif _ANSWERS.match(key) and _ENDS_SENTENCE.search(key):
             self._answers.add(key)
@@ -1111,6 +1120,8 @@ _ANSWERS = re.compile(
 #: a question's end ("?" or "？", before any closing quotes or brackets)
 _ASKS = ("?", "？")
 _CLOSERS = "\"'”’)]」』）"
+#: what a question ends in: its end, or a closing quote or bracket after it
+_QUESTION_TAIL = frozenset(_CLOSERS + "".join(_ASKS))
 #: A heading or a table row, normalised: no repeat, though it recurs. A heading labels the
 #: sentences after it, and a table's header row its rows; each window under it keeps it.
 _STRUCTURE = re.compile(f"{_HEADING_MARK}|{_ROW_MARK}")

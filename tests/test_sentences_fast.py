@@ -1,0 +1,204 @@
+"""The shortcuts of _sentences against the general rules they stand for.
+
+Splitting and normalising take shortcuts for the common text (one space between
+sentences, no line break, no fence, keys ending in a period). Each test here
+puts a shortcut beside the general rule it replaces, written out as it was,
+over texts built from a hostile alphabet (curly quotes, Chinese and Japanese,
+code fences, line breaks, tabs, abbreviations, numbered lists), so that any
+text on which the two part ways fails here.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from satchel import _sentences
+from satchel._sentences import (
+    _ANSWERS,
+    _ASKS,
+    _CLOSERS,
+    _ENDS_SENTENCE,
+    _LINE_BREAK,
+    _REFERS_BACK,
+    _STRUCTURE,
+    MIN_SENTENCE_WORDS,
+    OPENS_BLOCK,
+    SentenceCache,
+    normalise,
+)
+
+EXAMPLES = settings(max_examples=int(os.environ.get("SATCHEL_EXAMPLES", "300")), deadline=None)
+
+ALPHABET = (
+    "The lamp blinks.",
+    "It is not ready.",
+    "Is it ready?",
+    "(Is it?)",
+    "“Quoted,” she said.",
+    "Nintendo’s Switch.",
+    "‘Single’ ones.",
+    "Yes.",
+    "No. 5",
+    "said no.",
+    "Dr. Smith",
+    "U.S.",
+    "$2.99.",
+    "Python 3.9.",
+    "e.g.",
+    "J. Smith",
+    "However, this was later shown.",
+    "This is it.",
+    "Then open the app…",
+    "仅限会员。",
+    "是的。",
+    "彼は「行く。」と言った。",
+    "日本語の文章です",
+    "Über alles.",
+    "Это так.",
+    "```",
+    "```python",
+    "~~~",
+    "`code`",
+    "# Heading",
+    "## Pricing",
+    "- Free",
+    "1. Open",
+    "2) Press",
+    "| Plus | $2.99 |",
+    "> quote",
+    "\n",
+    "\n\n",
+    "\r\n",
+    " ",
+    "  ",
+    "\t",
+    "\u00a0",
+    "\u2028",
+    "\x0b",
+    "\x00",
+    "!",
+    "?",
+    "？",
+    ".",
+    "...",
+    "İstanbul.",
+    "ΟΔΟΣ.",
+    "🙂",
+    "\ud800",
+    "a",
+    "0",
+)
+pieces = st.sampled_from(ALPHABET)
+# words joined by a space mostly, as prose is; any piece stands beside any other
+texts = st.lists(
+    st.tuples(pieces, st.sampled_from([" ", " ", " ", "", "\n", "  "])), min_size=1, max_size=16
+).map(lambda parts: "".join(p + sep for p, sep in parts))
+
+
+def _fenced_as_written(text: str, start: int = 0, end: int | None = None) -> bool:
+    return text.find("```", start, end) != -1 or text.find("~~~", start, end) != -1
+
+
+@EXAMPLES
+@given(texts, st.integers(0, 40), st.one_of(st.none(), st.integers(0, 60)))
+def test_a_fence_is_looked_for_as_written(text, start, end):
+    assert _sentences._fenced(text, start, end) == _fenced_as_written(text, start, end)
+    assert _sentences._fenced(text) == _fenced_as_written(text)
+
+
+def _split_prose_as_written(text: str) -> list[tuple[int, int]]:
+    """_split_prose with the line breaks of every sentence looked for by the regex."""
+    if not text or text.isspace():
+        return []
+    sentences, gaps = _sentences._split_at_ends(text)
+    spans = _sentences._spans_of(sentences, gaps, _sentences._stripped(sentences))
+    if _sentences._has_cjk_ends(text):
+        spans = _sentences._cut_at_cjk_ends(text, spans)
+    if "\n" not in text:
+        return spans
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        for brk in _LINE_BREAK.finditer(text, start, end):
+            if not _sentences._ends_at_break(text, brk):
+                continue
+            stop = len(text[start : brk.start()].rstrip()) + start
+            if stop > start:
+                _sentences._add_span(out, text, start, stop)
+            start = brk.end()
+        _sentences._add_span(out, text, start, end)
+    return out
+
+
+@EXAMPLES
+@given(texts)
+def test_prose_is_split_as_written(text):
+    assert _sentences._split_prose(text) == _split_prose_as_written(text)
+
+
+def _noted_as_written(key: str) -> dict[str, bool | int]:
+    """What SentenceCache._normalise notes of a normalised sentence, by its rules as written."""
+    words = key.count(" ") + 1
+    if not key.isascii():
+        words += _sentences._unspaced_characters(key)
+    counted = key.count(" ") + 1 >= MIN_SENTENCE_WORDS or _sentences._long_cjk(key)
+    structure = counted and key[0] in "#|" and _STRUCTURE.match(key) is not None
+    is_key = counted and not structure
+    return {
+        "words": words,
+        "opens_block": key[:1] in _sentences._BLOCK_STARTS and OPENS_BLOCK.match(key) is not None,
+        "key": is_key,
+        "refers_back": is_key and _REFERS_BACK.match(key) is not None,
+        "question": is_key and key.rstrip(_CLOSERS).endswith(_ASKS),
+        "answer": not counted and _ANSWERS.match(key) is not None and _ENDS_SENTENCE.search(key) is not None,
+    }
+
+
+def _noted(cache: SentenceCache, key: str) -> dict[str, bool | int]:
+    return {
+        "words": cache.word_count(key),
+        "opens_block": key in cache.opens_block,
+        "key": bool(cache.keys_of([key])),
+        "refers_back": key in cache.refer_back,
+        "question": key in cache.questions,
+        "answer": key in cache.short_answers,
+    }
+
+
+@EXAMPLES
+@given(st.lists(texts, min_size=1, max_size=4))
+def test_each_sentence_is_noted_as_written(batch):
+    # (several texts through one cache: a key met again, from another sentence or
+    # another text, is noted as it was the first time)
+    cache = SentenceCache()
+    for text in batch:
+        split = cache.split(text)
+        sentences = [text[start:end] for start, end in split.spans]
+        assert split.normal == [normalise(sentence) for sentence in sentences]
+        for key in split.normal:
+            assert _noted(cache, key) == _noted_as_written(key), key
+
+
+@EXAMPLES
+@given(texts)
+def test_counting_pieces_are_cut_as_written(text):
+    cache = SentenceCache()
+    cache.split(text)
+    pieces = cache.pieces(text)
+    assert pieces is not None and "".join(pieces) == text
+    # the pieces as SentenceCache.pieces cuts them from the spans (when split did not)
+    cache._pieces.pop(text)
+    assert cache.pieces(text) == pieces
+
+
+def test_the_alphabet_reaches_every_rule():
+    # (the texts above must hold what each shortcut passes over: tests that never met a
+    # question, a fence or a line break inside a sentence would check nothing)
+    cache = SentenceCache()
+    for piece in ALPHABET:
+        cache.split(piece)
+    assert cache.questions and cache.refer_back and cache.short_answers and cache.opens_block
+    assert any(_sentences._fenced(piece) for piece in ALPHABET)
+    assert any("\n" in piece for piece in ALPHABET) and any(not piece.isascii() for piece in ALPHABET)
