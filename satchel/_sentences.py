@@ -191,8 +191,12 @@ def _period_ends(text: str, at: int) -> bool:
         if len(letters) <= 1:
             return False
         return not (letters[0].isupper() and letters.lower() in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS)
-    found = _LAST_WORD.search(text, dot + 1, at)
-    word = found.group() if found else ""
+    # The word before the period: what follows the last whitespace, or all of it from the
+    # text's start (there is whitespace since the period before). Split from its end in C:
+    # a regex for the word that ends there was tried at each position back to the period
+    # before, some 30,000 instructions a call, a third of splitting a text that asks here.
+    head = text[dot + 1 : at]
+    word = "" if not head or head[-1].isspace() else head.rsplit(None, 1)[-1]
     word = word.lstrip(_OPENERS)
     if not word:
         return True
@@ -210,9 +214,6 @@ _WHITESPACE = re.compile(r"\s")
 _NOT_LETTERS = "-'’"
 #: what closes a word: a period after it is no abbreviation's
 _CLOSING = frozenset(")]\"'”’")
-#: the word that ends where the search ends (possessive, and only from a word's start:
-#: one pass over the text searched)
-_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")
 #: the first visible character after some whitespace
 _NEXT_VISIBLE = re.compile(r"\s*(\S)")
 

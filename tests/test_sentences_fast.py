@@ -11,6 +11,7 @@ text on which the two part ways fails here.
 from __future__ import annotations
 
 import os
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,6 +97,32 @@ pieces = st.sampled_from(ALPHABET)
 texts = st.lists(
     st.tuples(pieces, st.sampled_from([" ", " ", " ", "", "\n", "  "])), min_size=1, max_size=16
 ).map(lambda parts: "".join(p + sep for p, sep in parts))
+#: words and marks that meet around periods, run together in any order
+around_periods = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "J",
+            "No",
+            "no",
+            "Dr",
+            "dr",
+            "5",
+            "3.9",
+            ".",
+            ". ",
+            " ",
+            "\u00a0",
+            "\t",
+            "\n",
+            "(",
+            '"',
+            "”",
+            "日本",
+        ]
+    ),
+    max_size=20,
+).map("".join)
 
 
 def _fenced_as_written(text: str, start: int = 0, end: int | None = None) -> bool:
@@ -107,6 +134,35 @@ def _fenced_as_written(text: str, start: int = 0, end: int | None = None) -> boo
 def test_a_fence_is_looked_for_as_written(text, start, end):
     assert _sentences._fenced(text, start, end) == _fenced_as_written(text, start, end)
     assert _sentences._fenced(text) == _fenced_as_written(text)
+
+
+_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")
+
+
+def _period_ends_as_written(text: str, at: int) -> bool:
+    """_period_ends with the word before the period found by a regex search."""
+    dot = text.rfind(".", 0, at)
+    if dot != -1 and not re.search(r"\s", text[dot + 1 : at]):
+        return _sentences._period_ends(text, at)  # (a dotted word: no word is looked for)
+    found = _LAST_WORD.search(text, dot + 1, at)
+    word = found.group() if found else ""
+    word = word.lstrip(_sentences._OPENERS)
+    if not word:
+        return True
+    if len(word) == 1 and word.isalpha():
+        return False
+    word = word.lower()
+    if word in _sentences._NUMBER_ABBREVIATIONS:
+        follows = _sentences._NEXT_VISIBLE.match(text, at + 1)
+        return not (follows and follows.group(1).isdigit())
+    return word not in _sentences._ABBREVIATIONS
+
+
+@EXAMPLES
+@given(st.one_of(texts, around_periods))
+def test_the_word_before_a_period_is_found_as_written(text):
+    for at in [k for k, c in enumerate(text) if c == "."]:
+        assert _sentences._period_ends(text, at) == _period_ends_as_written(text, at), at
 
 
 def _split_prose_as_written(text: str) -> list[tuple[int, int]]:
@@ -133,7 +189,7 @@ def _split_prose_as_written(text: str) -> list[tuple[int, int]]:
 
 
 @EXAMPLES
-@given(texts)
+@given(st.one_of(texts, around_periods))
 def test_prose_is_split_as_written(text):
     assert _sentences._split_prose(text) == _split_prose_as_written(text)
 
