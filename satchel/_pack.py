@@ -105,13 +105,24 @@ def _collector_paused() -> Iterator[None]:
 
 class _Tags:
     """A pack's source tags, each built once: a single chunk's (open tag, close tag) by (chunk
-    id, label), and a merged source's open tag as it grows, by (lead id, label)."""
+    id, label), and a merged source's open tag as it grows, by (lead id, label); and what
+    every source of a label has (see around)."""
 
-    __slots__ = ("merged", "single")
+    __slots__ = ("_around", "merged", "single")
 
     def __init__(self) -> None:
         self.single: dict[tuple[str, int], tuple[str, str]] = {}
         self.merged: dict[tuple[str, int], _MergedTag] = {}
+        self._around: dict[int, tuple[str, str]] = {}
+
+    def around(self, label: int) -> tuple[str, str]:
+        """The open tag up to its chunk ids, and the close tag (see _closing), of every source
+        labelled ``label``: made once, not for each of a thousand candidates (all costed at
+        label 1)."""
+        made = self._around.get(label)
+        if made is None:
+            made = self._around[label] = (open_tag_start(label), _closing(label))
+        return made
 
 
 @dataclass(slots=True)
@@ -507,15 +518,19 @@ class Packer:
             if not count.additive:  # (counted where it stands: see TokenCounter.inside)
                 yield [count.placed(escape_text(chunk.text))]
                 continue
-            # the text and what _cost counts besides it (label 1 stands for all)
-            head, body, tail = self._enclosure([chunk], chunk.text, 1, tags)
+            # the text and what _cost counts besides it (label 1 stands for all): the open
+            # tag, and the text's last piece alone and with the close tag (see joined_parts)
+            head, tail = self._tags(chunk, 1, tags)
+            body = escape_text(chunk.text)
             if split:
                 sentences.split(chunk.text)
                 group = [*_escaped(sentences.pieces(chunk.text) or (), body is not chunk.text)]
             else:
                 group = [body]
             group.append(head)
-            group += count.joined_parts(body, tail)[1:]
+            last = count.tail_of(body)
+            if last is not None:
+                group += (last, last + tail)
             yield group
 
     def _body_tokens(self, text: str, sentences: SentenceCache, merged: bool = False) -> int:
@@ -798,8 +813,11 @@ class Packer:
         the source's cost all ask for the same ones."""
         made = tags.single.get((chunk.id, label))
         if made is None:
-            head = source_parts(label, chunk_attr([chunk.id]), self._chunk_attrs(chunk), "")[0]
-            made = tags.single[chunk.id, label] = (head, _closing(label))
+            # (the open tag and line break of source_parts, from its pieces: one id's chunk
+            # attribute is chunk_attr_id's, and the rest is the same for every source)
+            start, closing = tags.around(label)
+            head = start + chunk_attr_id(chunk.id) + open_tag_end(self._chunk_attrs(chunk)) + "\n"
+            made = tags.single[chunk.id, label] = (head, closing)
         return made
 
     def _merged_tag(self, members: Sequence[Chunk], label: int, tags: _Tags) -> _MergedTag:
@@ -850,6 +868,9 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
+        if not text and len(members) == 1:  # (the tags alone: admission asks for every candidate)
+            head, tail = self._tags(members[0], label, tags)
+            return count.inside(head) + count.inside(text) + count.inside(tail)
         if not count.additive or not text or text[0] in "\r\n/":
             head, body, tail = self._enclosure(members, text, label, tags)
             if count.additive and body:
