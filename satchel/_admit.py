@@ -420,9 +420,9 @@ def admit(
             sent = draft.text if strategy is None else unmarked(draft.text, str(strategy))
             ledger.record(sent, chunk.id, known, around)
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
-        reason += _without(
-            removed, fresh.cut if fresh is not None else 0, fresh.sent_in.count(chunk.id) if fresh else 0
-        )
+        if removed:  # (a text the ledger left whole says nothing more)
+            assert fresh is not None
+            reason += _without(removed, fresh.cut, fresh.sent_in.count(chunk.id))
         if apart is not None:
             reason += f"; {apart}"
         if critical:  # (CRITICAL is sent or stops the pack: no cap holds it back, and it says so)

@@ -17,7 +17,6 @@ import operator
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from ._sentences import (
     _ENDS_SENTENCE,
@@ -323,8 +322,8 @@ class Ledger:
         normal = list(itertools.compress(split.normal, keep))
         keys = self._cache.keys_of(normal)
         joined = self._cache.keep(text, split, keep, normal, keys)
-        sent_in = cast(tuple[str, ...], tuple(filter(None, seen)))
-        cut_sent = sum(1 for k in cut if seen[k])
+        sent_in = tuple(filter(None, seen))
+        cut_sent = sum(1 for k in cut if seen[k]) if cut else 0  # (few texts have a cut edge)
         if not keys and sent_in and joined and _says_nothing_alone(joined, self._cache.short_answers):
             # All that is left is too short to be a repeat and says nothing alone (a heading,
             # "Yes.", a piece of a sentence the window cut): the text adds nothing that was
