@@ -687,10 +687,15 @@ class Packer:
             counts_add_up=self._counter.additive,
         )
         room = max(0, budget.sources - self._sources_element(question) - shortfall)
+
+        def cost(members: Sequence[Chunk], text: str, label: int) -> int:
+            # (asked twice for each candidate: a partial with keywords built a dict each time)
+            return self._cost(members, text, label, sentences, tags)
+
         admission = admit(
             ranked,
             room,
-            functools.partial(self._cost, sentences=sentences, tags=tags),
+            cost,
             functools.partial(self._body_tokens, sentences=sentences),
             duplicate_of={
                 retrieval[i].id: (retrieval[j].id, sim) for i, (j, sim) in found.duplicate_of.items()
