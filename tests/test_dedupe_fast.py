@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +91,56 @@ def test_goes_on_still_finds_a_qualifier_after_a_sentence_end() -> None:
     new = "Returns are free on weekdays."
     assert _dedupe._goes_on(new, kept, 0)
     assert not _dedupe._goes_on("Returns are free on", kept, 0)
+
+
+# Word lists of a small vocabulary (so words repeat, as "the" and "|" do, and runs shared by
+# chance tie with one another), at times one a window of the other with other ends.
+few_words = st.lists(st.sampled_from(["the", "a", "plan", "costs", "$2.99", "|", "x"]), max_size=40)
+
+
+@st.composite
+def word_lists(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    a, b = draw(few_words), draw(few_words)
+    if draw(st.booleans()):
+        start = draw(st.integers(0, len(a)))
+        end = draw(st.integers(start, len(a)))
+        b = b[: draw(st.integers(0, 6))] + a[start:end] + b[draw(st.integers(0, len(b))) :]
+    return a, b
+
+
+@settings(max_examples=1500, deadline=None)
+@given(word_lists(), st.data())
+def test_word_matcher_aligns_as_difflib(pair: tuple[list[str], list[str]], data: st.DataObject) -> None:
+    # _WordMatcher finds each longest shared run with str.find; difflib's matcher (no junk)
+    # must find the very same runs, ties included, so every opcode is the same
+    a, b = pair
+    ours, difflibs = _dedupe._WordMatcher(a, b), difflib.SequenceMatcher(None, a, b, autojunk=False)
+    assert ours.get_matching_blocks() == difflibs.get_matching_blocks()
+    assert ours.get_opcodes() == difflibs.get_opcodes()
+    alo = data.draw(st.integers(0, len(a)))
+    ahi = data.draw(st.integers(alo, len(a)))
+    blo = data.draw(st.integers(0, len(b)))
+    bhi = data.draw(st.integers(blo, len(b)))
+    assert ours.find_longest_match(alo, ahi, blo, bhi) == difflibs.find_longest_match(alo, ahi, blo, bhi)
+
+
+def _difflib_matcher(a: list[str], b: list[str]) -> difflib.SequenceMatcher[str]:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False)
+
+
+@settings(max_examples=600, deadline=None)
+@given(shifted_windows())
+def test_difference_unshifted_as_with_difflib(pair: tuple[str, str, int]) -> None:
+    # the whole judgement, with _WordMatcher and with difflib's matcher in its place
+    new, kept, _ = pair
+    fast = _dedupe._difference_unshifted(new, kept, {})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_dedupe, "_WordMatcher", _difflib_matcher)
+        assert _dedupe._difference_unshifted(new, kept, {}) == fast
+
+
+def test_word_matcher_finds_the_first_of_runs_as_long() -> None:
+    # "a b" twice in each: difflib takes the run that starts first in a, then in b
+    a, b = "x a b y a b".split(), "a b z a b".split()
+    assert _dedupe._WordMatcher(a, b).find_longest_match(0, 6, 0, 5) == (1, 0, 2)
+    assert _dedupe._WordMatcher(a, b).find_longest_match(3, 6, 1, 5) == (4, 3, 2)
