@@ -590,6 +590,9 @@ class Split:
 
 #: The whitespace a text's count may be cut before (see SentenceCache.pieces).
 _PIECE_CUTS = frozenset(" \t")
+#: a removed sentence and a kept one after it, in SentenceCache.keep's marks as bytes: where
+#: a run of kept sentences after the first starts
+_RUN_START = b"\x00\x01"
 
 
 class SentenceCache:
@@ -911,35 +914,40 @@ class SentenceCache:
         sentences = split.sentences
         # (only a line: where a blank line stood between two runs, join_kept keeps one, and
         # the pieces, cut at the space before it, would join them with a space)
-        slow = pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text
-        if not slow:
-            assert sentences is not None and pieces is not None
-            starts = list(itertools.compress(range(len(keep)), map(operator.gt, keep, [False, *keep[:-1]])))
-            # (a run opening with a number after a removed sentence may not part from the one
-            # before: "He said no." then "5 users asked" reads "no. 5"; join_kept sees to it)
-            slow = any(sentences[k][:1].isdigit() for k in starts[1:])
-        if slow:
-            joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
-            if joined not in self._splits:
-                self._splits[joined] = Split(spans, normal, keys, kept=True)
-            return joined
-        # Runs of kept sentences joined by a space (a line has no blank line in it): the
-        # first piece of each run is its sentence, after one space but for the first run.
-        assert sentences is not None and pieces is not None
-        joined_pieces = list(itertools.compress(pieces, keep))
-        place = list(itertools.accumulate(keep))  # 1 + where each kept sentence's piece goes
-        joined_pieces[0] = sentences[starts[0]]
-        for k in starts[1:]:
-            piece = pieces[k]
-            if piece[0] != " " or len(piece) != len(sentences[k]) + 1:  # not one space before it
-                joined_pieces[place[k] - 1] = " " + sentences[k]
-        if keep[-1]:
-            joined_pieces[-1] = joined_pieces[-1].rstrip()  # the text's own last sentence
-        joined = "".join(joined_pieces)
-        if joined not in self._splits:
-            cut = self._pieces[joined] = tuple(joined_pieces)
+        if not (pieces is None or sentences is None or len(pieces) != len(sentences) or "\n" in text):
+            # Runs of kept sentences joined by a space (a line has no blank line in it): the
+            # first piece of each run is its sentence, after one space but for the first run.
+            joined_pieces = list(itertools.compress(pieces, keep))
             left = list(itertools.compress(sentences, keep))
-            self._splits[joined] = Split(None, normal, keys, left, pieces=cut, kept=True)
+            joined_pieces[0] = left[0]
+            # The runs after the first start where a removed sentence is followed by a kept
+            # one: found in C in the marks as bytes (most texts lost one run in the middle:
+            # one such start). A list of the run starts, built for every text, and a
+            # generator over them cost a third of this method.
+            marked = bytes(keep)
+            at = marked.find(_RUN_START, keep.index(True))
+            while at != -1:
+                k = at + 1
+                sentence = sentences[k]
+                # (a run opening with a number after a removed sentence may not part from the one
+                # before: "He said no." then "5 users asked" reads "no. 5"; join_kept sees to it)
+                if sentence[:1].isdigit():
+                    break
+                piece = pieces[k]
+                if piece[0] != " " or len(piece) != len(sentence) + 1:  # not one space before it
+                    joined_pieces[marked.count(1, 0, k)] = " " + sentence  # (its place: those kept before it)
+                at = marked.find(_RUN_START, k)
+            else:
+                if keep[-1]:
+                    joined_pieces[-1] = joined_pieces[-1].rstrip()  # the text's own last sentence
+                joined = "".join(joined_pieces)
+                if joined not in self._splits:
+                    cut = self._pieces[joined] = tuple(joined_pieces)
+                    self._splits[joined] = Split(None, normal, keys, left, pieces=cut, kept=True)
+                return joined
+        joined, spans = _join_kept(text, list(itertools.compress(split.spans, keep)))
+        if joined not in self._splits:
+            self._splits[joined] = Split(spans, normal, keys, kept=True)
         return joined
 
     def marks(self, split: Split) -> frozenset[int]:

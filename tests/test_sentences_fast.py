@@ -258,3 +258,48 @@ def test_the_alphabet_reaches_every_rule():
     assert cache.questions and cache.refer_back and cache.short_answers and cache.opens_block
     assert any(_sentences._fenced(piece) for piece in ALPHABET)
     assert any("\n" in piece for piece in ALPHABET) and any(not piece.isascii() for piece in ALPHABET)
+
+
+#: lines of sentences (SentenceCache.keep builds what is left of them from their counting
+#: pieces): most apart by one space, some by more, a tab or nothing, some opening with a number
+lines = st.lists(
+    st.tuples(
+        st.sampled_from(
+            (
+                "The lamp blinks.",
+                "It is not ready.",
+                "Is it ready?",
+                "5 users asked.",
+                "No. 5 is.",
+                "$2.99 only.",
+                "Dr. Smith said no.",
+                "“Quoted,” she said.",
+                "仅限会员。",
+                "Über alles.",
+            )
+        ),
+        st.sampled_from([" ", " ", " ", " ", "", "  ", "\t", " \u00a0"]),
+    ),
+    min_size=2,
+    max_size=16,
+).map(lambda parts: "".join(p + sep for p, sep in parts))
+
+
+@EXAMPLES
+@given(st.one_of(lines, lines, texts), st.lists(st.booleans(), min_size=16, max_size=16))
+def test_what_is_kept_is_joined_as_written(text, marks):
+    # (keep builds a line from its counting pieces, finding the runs of kept sentences in C;
+    # join_kept, the rule as written, joins the kept spans of the text)
+    cache = SentenceCache()
+    split = cache.split(text)
+    keep = marks[: len(split.normal)]
+    normal = [key for key, kept in zip(split.normal, keep, strict=True) if kept]
+    joined = cache.keep(text, split, keep, normal, cache.keys_of(normal))
+    kept = [span for span, k in zip(split.spans, keep, strict=True) if k]
+    expected, spans = _sentences._join_kept(text, kept)
+    assert joined == expected
+    if joined and joined != text:  # (all kept: the text itself, split before)
+        left = cache.split(joined)
+        assert left.kept and left.normal == normal
+        assert [joined[start:end] for start, end in left.spans] == [joined[start:end] for start, end in spans]
+        assert "".join(cache._pieces_of(joined)) == joined
