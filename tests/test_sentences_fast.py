@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -303,3 +304,23 @@ def test_what_is_kept_is_joined_as_written(text, marks):
         assert left.kept and left.normal == normal
         assert [joined[start:end] for start, end in left.spans] == [joined[start:end] for start, end in spans]
         assert "".join(cache._pieces_of(joined)) == joined
+
+
+def _marks_as_written(normal: str) -> tuple[int, ...]:
+    """sentence_marks with every sentence encoded as UTF-8 with its surrogates passed."""
+    if not normal.isascii() and (spaced := _sentences.spaced_out(normal)) is not normal:
+        normal = " ".join(spaced.split())
+    return tuple(map(zlib.crc32, _sentences._SAMPLED.findall(b" " + _sentences._utf8(normal))))
+
+
+@EXAMPLES
+@given(st.lists(st.one_of(texts, lines), min_size=1, max_size=4))
+def test_marks_and_plain_words_are_those_of_the_sentences(batch):
+    # (a text's marks are laid end to end in a list and its plain words added sentence by
+    # sentence; several texts through one cache: sentences met again are taken as made)
+    cache = SentenceCache()
+    for text in batch:
+        split = cache.split(text)
+        assert cache.marks(split) == frozenset().union(*map(_marks_as_written, split.normal))
+        assert cache.plain_words(split) == [w for n in split.normal for w in _sentences._plain(n)]
+        assert cache.plain_words(split) == _sentences._plain(split.key)
