@@ -42,7 +42,7 @@ from ._render import (
     prompt_text,
     question_block,
     source_block,
-    source_parts,
+    source_head,
     sources_block,
 )
 from ._represent import Compressor, asks_about, question_terms, term_weights
@@ -105,24 +105,13 @@ def _collector_paused() -> Iterator[None]:
 
 class _Tags:
     """A pack's source tags, each built once: a single chunk's (open tag, close tag) by (chunk
-    id, label), and a merged source's open tag as it grows, by (lead id, label); and what
-    every source of a label has (see around)."""
+    id, label), and a merged source's open tag as it grows, by (lead id, label)."""
 
-    __slots__ = ("_around", "merged", "single")
+    __slots__ = ("merged", "single")
 
     def __init__(self) -> None:
         self.single: dict[tuple[str, int], tuple[str, str]] = {}
         self.merged: dict[tuple[str, int], _MergedTag] = {}
-        self._around: dict[int, tuple[str, str]] = {}
-
-    def around(self, label: int) -> tuple[str, str]:
-        """The open tag up to its chunk ids, and the close tag (see _closing), of every source
-        labelled ``label``: made once, not for each of a thousand candidates (all costed at
-        label 1)."""
-        made = self._around.get(label)
-        if made is None:
-            made = self._around[label] = (open_tag_start(label), _closing(label))
-        return made
 
 
 @dataclass(slots=True)
@@ -808,7 +797,7 @@ class Packer:
         if len(members) == 1:
             head, tail = self._tags(members[0], label, tags)
         else:
-            head = source_parts(label, chunk_attr(list(map(_ID, members))), self._attrs(members), "")[0]
+            head = source_head(label, chunk_attr(list(map(_ID, members))), self._attrs(members))
             tail = _closing(label)
         return head, escape_text(text), tail
 
@@ -818,11 +807,9 @@ class Packer:
         the source's cost all ask for the same ones."""
         made = tags.single.get((chunk.id, label))
         if made is None:
-            # (the open tag and line break of source_parts, from its pieces: one id's chunk
-            # attribute is chunk_attr_id's, and the rest is the same for every source)
-            start, closing = tags.around(label)
-            head = start + chunk_attr_id(chunk.id) + open_tag_end(self._chunk_attrs(chunk)) + "\n"
-            made = tags.single[chunk.id, label] = (head, closing)
+            # (one id's chunk attribute is chunk_attr_id's: no list joined and searched for commas)
+            head = source_head(label, chunk_attr_id(chunk.id), self._chunk_attrs(chunk))
+            made = tags.single[chunk.id, label] = (head, _closing(label))
         return made
 
     def _merged_tag(self, members: Sequence[Chunk], label: int, tags: _Tags) -> _MergedTag:
@@ -873,9 +860,6 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
-        if not text and len(members) == 1:  # (the tags alone: admission asks for every candidate)
-            head, tail = self._tags(members[0], label, tags)
-            return count.inside(head) + count.inside(text) + count.inside(tail)
         if not count.additive or not text or text[0] in "\r\n/":
             head, body, tail = self._enclosure(members, text, label, tags)
             if count.additive and body:

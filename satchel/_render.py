@@ -36,6 +36,7 @@ __all__ = [
     "prompt_text",
     "question_block",
     "source_block",
+    "source_head",
     "source_parts",
     "sources_block",
     "unescape",
@@ -280,8 +281,12 @@ def source_parts(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text:
     The single place that knows an enclosure's shape: rendering joins the parts,
     and the cost of a source is counted on the same parts.
     """
-    head = open_tag(n, chunk_ids, attrs) + "\n"
-    return head, escape_text(text), close_part(n)
+    return source_head(n, chunk_ids, attrs), escape_text(text), close_part(n)
+
+
+def source_head(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]]) -> str:
+    """What comes before a source's text: its open tag and a line break (see source_parts)."""
+    return open_tag(n, chunk_ids, attrs) + "\n"
 
 
 def source_block(n: int, chunk_ids: str, attrs: Sequence[tuple[str, str]], text: str) -> str:

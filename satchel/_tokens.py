@@ -447,11 +447,8 @@ class TokenCounter:
         of the two less the line break's, not the count of the text as if it opened the
         prompt. Counted alone, each of a source's open tag, text and close tag paid the
         mark: sources that fit were left out, and their costs were overstated."""
-        if not self.marks_start:  # (its count, looked up here: a call less, asked for every source's tags)
-            n = self._cache.get(text)
-            if n is None:
-                n = self._cache[text] = self.tokenizer.count(text)
-            return n
+        if not self.marks_start:
+            return self(text)
         return self(self.placed(text)) - self(AFTER)
 
     def placed(self, text: str) -> str:
