@@ -231,6 +231,7 @@ def check_utf8(value: str, what: str) -> None:
 #: the optional fields that hold text, where NaN (a dataframe's gap in a column of text) is
 #: a field not given, as None is; a NaN score, rank or offset is still refused
 _TEXT_FIELDS = ("doc_id", "title", "section", "updated", "role")
+_TEXT_VALUES = operator.attrgetter(*_TEXT_FIELDS)
 _NONE_OR_TEXT = frozenset({type(None), str})
 #: the fields that name where a chunk comes from, shown or matched as text
 _NAMING_FIELDS = ("doc_id", "title", "section")
@@ -271,14 +272,8 @@ def _check(chunk: Chunk) -> None:
     """Validate and normalise one chunk in place (the dataclass is frozen, so via object.__setattr__)."""
     set_ = object.__setattr__
     # (most are None or text: the loop runs only for a chunk with another value in one of
-    # them; its fields read by name, not by getattr, which took a fifth of this check)
-    if not (
-        type(chunk.doc_id) in _NONE_OR_TEXT
-        and type(chunk.title) in _NONE_OR_TEXT
-        and type(chunk.section) in _NONE_OR_TEXT
-        and type(chunk.updated) in _NONE_OR_TEXT
-        and type(chunk.role) in _NONE_OR_TEXT
-    ):
+    # them; their types read at once, in C: a getattr for each took a fifth of this check)
+    if not _NONE_OR_TEXT.issuperset(map(type, _TEXT_VALUES(chunk))):
         for name in _TEXT_FIELDS:
             value = getattr(chunk, name)
             if value is not None and type(value) is not str and _is_nan(value):
