@@ -89,8 +89,11 @@ def spaced_out(text: str) -> str:
 #: The shingles of a sentence a long text is compared by (see _dedupe.SHORT_TEXT): those
 #: whose first word starts with a digit from 0 to 4 or a letter other than the common
 #: initials a e g h i l n o r s t u w, found in the sentence's bytes.
-# (possessive quantifiers: the regex never backtracks into a word)
-_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}))")
+# (possessive quantifiers: the regex never backtracks into a word; nor, possessive too, into
+# the up to two words after the first, which it never gives back: nothing follows them in
+# the look-ahead. A greedy repeat of them kept a place to go back to for each, a tenth of
+# the time of the regex at 1,000 bench candidates)
+_SAMPLED = re.compile(rb" (?=([0-4bcdfjkmpqvxyz\xc2-\xf4][^ ]*+(?: [^ ]++){0,2}+))")
 _Parts = TypeVar("_Parts", bound=Sequence[Any])  # a sentence's marks or words
 
 
