@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -167,3 +168,16 @@ def test_sampled_shingles_as_with_a_greedy_repeat(data: bytes) -> None:
     # the possessive repeat of the words after a sampled one never gives one back; greedy,
     # the regex found the very same shingles (nothing after them in the look-ahead can fail)
     assert _sentences._SAMPLED.findall(b" " + data) == _SAMPLED_GREEDY.findall(b" " + data)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.dictionaries(st.integers(0, 40), st.integers(1, 24), max_size=30), st.data())
+def test_texts_met_enough_as_by_each_need(met: dict[int, int], data: st.DataObject) -> None:
+    # _met_enough compares a count with the fewest entries any text needs before it looks a
+    # text's need up; what it keeps must be what both needs, compared for every text, keep
+    need = {j: data.draw(st.integers(1, 24)) for j in met}
+    least = data.draw(st.integers(1, 24))
+    fewest = data.draw(st.integers(1, min([least, *need.values()])))  # (as _near_duplicates keeps it)
+    counted = Counter(met)
+    expected = [j for j, shared in counted.items() if shared >= least or shared >= need[j]]
+    assert _dedupe._met_enough(counted, least, need, fewest) == expected
