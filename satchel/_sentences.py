@@ -259,22 +259,81 @@ def _no_ends() -> str:
     return "".join(lookbehinds)
 
 
+#: the ASCII letters and digits, which an abbreviation's letters are told apart from
+_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _none_of(words: Iterable[str], length: int) -> str:
+    """A regex for ``length`` ASCII letters and digits that spell none of ``words`` (lower
+    case; ASCII case folding, as _one_of), as a tree of character classes: the letters that
+    start none of them, then each letter that starts some, followed by none of their rests.
+
+    (The regex engine tests an alternative's first character class before it enters it, so
+    a word is told from the abbreviations one letter at a time. "(?<!(?ai:apr|apt|...)\\.)"
+    tried each abbreviation in turn: some 1,000 instructions for each period after a word of
+    two to four letters.)"""
+    if length == 0:
+        return ""
+    known = sorted({w for w in words if len(w) == length})
+    if not known:
+        return f"[A-Za-z0-9]{{{length}}}"
+    firsts = sorted({w[0] for w in known})
+    others = "".join(sorted(set(_ALNUM) - {*firsts, *map(str.upper, firsts)}))
+    alternatives = [f"[{others}]" + _none_of((), length - 1)]
+    for first in firsts:
+        rests = [w[1:] for w in known if w[0] == first]
+        if "" not in rests:  # (a word of one letter, and that letter: an abbreviation)
+            alternatives.append(f"[{first}{first.upper()}]" + _none_of(rests, length - 1))
+    return f"(?:{'|'.join(alternatives)})"
+
+
+def _common_ends() -> str:
+    """_easy_ends after whitespace, as they are written for the most common periods, each
+    decided in few steps: after two to six ASCII letters and digits that are no abbreviation
+    (see _none_of), after one digit, and after a word closed by a bracket or a quote
+    (looked for only after one). Not at the text's start: _boundary asks _easy_ends there.
+
+    (Each of _easy_ends's lookbehinds looks for whitespace or the text's start in one of
+    its own, which the regex engine enters for every period that gets that far.)"""
+    abbreviations = _ABBREVIATIONS | _NUMBER_ABBREVIATIONS
+    alternatives = [f"(?<=\\s{_none_of(abbreviations, length)}\\.)" for length in range(6, 1, -1)]
+    alternatives.append(r"(?<=\s[0-9]\.)")
+    closed = "|".join(f"(?<=\\s[^\\s.]{{{length}}}[)\"'”’\\]]\\.)" for length in range(7))
+    alternatives.append(f"(?<=[)\"'”’\\]]\\.)(?:{closed})")
+    return "|".join(alternatives)
+
+
+#: fewer than nine characters before the end: where a lookbehind of _easy_ends may start at
+#: the text's start (the longest, a closing bracket after six characters and the period,
+#: spans eight), which _common_ends, reading whitespace before the word, does not cover
+_NEAR_START = r"(?<![\s\S]{9})"
+#: what may follow an end of a sentence: whitespace, or more of its run (see _RUN); a
+#: period followed by anything else ("$2.99", "e.g.,") is passed over before its lookbehinds
+_MAY_END = r"""(?=[\s.!?…"'”’)\]])"""
+
+
 def _boundary(ends: str) -> re.Pattern[str]:
     """Every possible end of a sentence in one scan, for re.split, in text whose sentences
     can end in the characters ``ends`` (a regex for one). Group 1 is the end (with the run
     and closers after it); group 2 is empty when it is a period for _period_ends to decide
     (None when the regex decided: "!", "?" or "…", a period after seven characters with no
     whitespace, period or opening quote or bracket (no abbreviation is that long), or
-    _easy_ends); group 3 is the whitespace after it."""
-    others = "(?<=[!?…])|" if ends != r"\." else ""
+    _easy_ends); group 3 is the whitespace after it.
+
+    Only the first end of a run ends a sentence: each of the regex's own decisions wants a
+    character other than an end before it, and the test is written out for the others.
+    _easy_ends are looked for as _common_ends away from the text's start."""
+    others = "(?<![.!?…].)(?<=[!?…])|" if ends != r"\." else ""
     return re.compile(
         "("
         + ends
-        + r"(?<![.!?…].)(?:"  # the first end of a run
+        + _MAY_END
+        + "(?:"
         + others
         + r"""(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
-        + _easy_ends()
-        + r"|(?<=\.)"
+        + _common_ends()
+        + f"|{_NEAR_START}(?:{_easy_ends()})"
+        + r"|(?<![.!?…].)(?<=\.)"
         + _no_ends()
         + r"())"
         + _RUN

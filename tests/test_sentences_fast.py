@@ -126,6 +126,121 @@ around_periods = st.lists(
 ).map("".join)
 
 
+#: words that end before periods, each length of word the boundary regex tells apart (the
+#: abbreviations in any case, dotted words, numbers, words closed by a bracket or a quote)
+WORDS_BEFORE_PERIODS = [
+    *sorted(_sentences._ABBREVIATIONS | _sentences._NUMBER_ABBREVIATIONS),
+    *(w.upper() for w in ("dr", "approx", "sept", "no")),
+    *(w.capitalize() for w in ("dr", "approx", "sept", "no")),
+    "sT",
+    "ſt",
+    "Data",
+    "DATA",
+    "Appx",
+    "DEPs",
+    "CoX",
+    "MRI",
+    "\u212aa",
+    "a",
+    "J",
+    "war",
+    "data",
+    "house",
+    "moving",
+    "outcome",
+    "something",
+    "x9",
+    "1901",
+    "3",
+    "$2",
+    "3.9",
+    "U.S",
+    "e.g",
+    "Lt.Col",
+    "(2013)",
+    '"man"',
+    "“quoted”",
+    "abcdef)",
+    "abcdefg)",
+    "(abcde)",
+    'mr"man"',
+    "’90s",
+    "(a",
+    "Über",
+    "日本",
+]
+#: what may stand between a period and the next word
+MARKS_AFTER_WORDS = [
+    ". ",
+    ".  ",
+    ".\n",
+    ". \u00a0",
+    ".",
+    ".) ",
+    '." ',
+    ".. ",
+    ".! ",
+    "?! ",
+    "! ",
+    "? ",
+    "… ",
+    " ",
+    ", ",
+]
+ends_of_words = st.lists(
+    st.tuples(
+        st.sampled_from(WORDS_BEFORE_PERIODS),
+        st.sampled_from(MARKS_AFTER_WORDS),
+        st.sampled_from(["The", "the", "5", "(A", "“B", "Ça", "", " "]),
+    ),
+    min_size=1,
+    max_size=8,
+).map(lambda parts: "".join(w + mark + after for w, mark, after in parts))
+
+
+def _boundary_as_written(ends: str) -> re.Pattern[str]:
+    """_sentences._boundary with each end after a short word looked for by _easy_ends alone
+    (whitespace or the text's start before the word in a lookbehind of its own, each
+    abbreviation tried in turn) and the first end of a run looked for before them all."""
+    others = "(?<=[!?…])|" if ends != r"\." else ""
+    return re.compile(
+        "("
+        + ends
+        + r"(?<![.!?…].)(?:"
+        + others
+        + r"""(?<=[^\s.!?…"'“‘(\[]{7}\.)|"""
+        + _sentences._easy_ends()
+        + r"|(?<=\.)"
+        + _sentences._no_ends()
+        + r"())"
+        + _sentences._RUN
+        + r")(\s+)"
+        + _sentences._STARTS
+    )
+
+
+_BOUNDARY_AS_WRITTEN = _boundary_as_written("[.!?…]")
+_PERIOD_BOUNDARY_AS_WRITTEN = _boundary_as_written(r"\.")
+
+
+@EXAMPLES
+@given(st.one_of(ends_of_words, texts, around_periods))
+def test_ends_are_found_as_written(text):
+    # (the boundary regex looks for the common ends after whitespace, abbreviations one
+    # letter at a time, and only at a period that whitespace or a run may follow)
+    assert _sentences._BOUNDARY.split(text) == _BOUNDARY_AS_WRITTEN.split(text)
+    assert _sentences._PERIOD_BOUNDARY.split(text) == _PERIOD_BOUNDARY_AS_WRITTEN.split(text)
+
+
+def test_each_word_before_an_end_is_read_as_written():
+    # (at the text's start too, where the ends are looked for as _easy_ends has them)
+    for word in WORDS_BEFORE_PERIODS:
+        for mark in MARKS_AFTER_WORDS:
+            for text in (f"{word}{mark}The end.", f"See {word}{mark}The", f"See it{word}{mark}The"):
+                assert _sentences._BOUNDARY.split(text) == _BOUNDARY_AS_WRITTEN.split(text), text
+                assert _sentences._PERIOD_BOUNDARY.split(text) == _PERIOD_BOUNDARY_AS_WRITTEN.split(text)
+
+
 def _fenced_as_written(text: str, start: int = 0, end: int | None = None) -> bool:
     return text.find("```", start, end) != -1 or text.find("~~~", start, end) != -1
 
