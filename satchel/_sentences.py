@@ -1239,14 +1239,50 @@ _QUESTION_TAIL = frozenset(_CLOSERS + "".join(_ASKS))
 _STRUCTURE = re.compile(f"{_HEADING_MARK}|{_ROW_MARK}")
 #: Words that, opening a sentence, point at what came before it: such a sentence sent
 #: after other text says something else there (see Ledger.fresh).
+_POINTERS = (
+    *"this that these those it its they their theirs them".split(),
+    *"he his him she her hers such both former latter".split(),
+)
+#: words that link a sentence to what came before, before one that points at it ("However,
+#: this was later shown ...")
+_LINKS = (
+    "however",
+    *"but yet still nevertheless nonetheless instead indeed".split(),
+    "in fact",
+    *"moreover also and so thus therefore".split(),
+    "even so",
+    "as a result",
+    "in addition",
+    *"furthermore unfortunately fortunately later meanwhile then".split(),
+)
+
+
+def _tree(follows: dict[str, str]) -> str:
+    """A regex for any of the words of ``follows``, each followed by the regex it names, as a
+    tree of their letters: each alternative opens with a literal, which the regex engine
+    compares before it enters it. (The words one after another, and the pointers after each
+    link again, had it enter every word that shares a sentence's first letter.)"""
+    heads: dict[str, dict[str, str]] = {}
+    for word, after in follows.items():
+        if word:
+            heads.setdefault(word[0], {})[word[1:]] = after
+    alternatives = [re.escape(letter) + _tree(rests) for letter, rests in sorted(heads.items())]
+    ending = follows.get("")
+    if ending == "" and alternatives:  # (a word that ends here, and longer ones: "it", "its")
+        return f"(?:{'|'.join(alternatives)})?"
+    if ending is not None:
+        alternatives.append(ending)
+    return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+
+#: a sentence that opens with a pointer, after any opening quotes or brackets and a link
+#: (possessive: the quotes are never given back, as no word opens with one)
 _REFERS_BACK = re.compile(
-    r"""["'“”‘’(\[]*"""
-    # (after a word that links it to what came before: "However, this was later shown ...")
-    r"""(?:(?:however|but|yet|still|nevertheless|nonetheless|instead|indeed|in fact|moreover|also"""
-    r"""|and|so|thus|therefore|even so|as a result|in addition|furthermore|unfortunately"""
-    r"""|fortunately|later|meanwhile|then),? )?"""
-    r"""(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
-    r"""|such|both|former|latter)\b"""
+    r"""["'“”‘’(\[]*+"""
+    + _tree(
+        {**dict.fromkeys(_LINKS, ",? " + _tree(dict.fromkeys(_POINTERS, ""))), **dict.fromkeys(_POINTERS, "")}
+    )
+    + r"\b"
 )
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
 _ENDS_SENTENCE = re.compile(r"""[.!?…。！？]["'”’)\]」』）]*\Z""")

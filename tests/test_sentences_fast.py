@@ -10,6 +10,7 @@ text on which the two part ways fails here.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import zlib
@@ -24,7 +25,6 @@ from satchel._sentences import (
     _CLOSERS,
     _ENDS_SENTENCE,
     _LINE_BREAK,
-    _REFERS_BACK,
     _STRUCTURE,
     MIN_SENTENCE_WORDS,
     OPENS_BLOCK,
@@ -310,6 +310,49 @@ def test_prose_is_split_as_written(text):
     assert _sentences._split_prose(text) == _split_prose_as_written(text)
 
 
+#: _sentences._REFERS_BACK as written, the words one after another
+_REFERS_BACK_AS_WRITTEN = re.compile(
+    r"""["'“”‘’(\[]*"""
+    r"""(?:(?:however|but|yet|still|nevertheless|nonetheless|instead|indeed|in fact|moreover|also"""
+    r"""|and|so|thus|therefore|even so|as a result|in addition|furthermore|unfortunately"""
+    r"""|fortunately|later|meanwhile|then),? )?"""
+    r"""(?:this|that|these|those|it|its|they|their|theirs|them|he|his|him|she|her|hers"""
+    r"""|such|both|former|latter)\b"""
+)
+#: the openings of sentences that may point back, and words that start alike
+openings = st.lists(
+    st.sampled_from(
+        [
+            *_sentences._LINKS,
+            *_sentences._POINTERS,
+            *("the", "then", "thee", "i", "item", "hey", "shed", "in", "fact", "even", "as", "a", "so"),
+            *("'", '"', "(", "[", "“", "’", ",", " ", ".", "-", "1", "é", "ſ", "K"),
+        ]
+    ),
+    max_size=6,
+).map(lambda words: "".join(w + sep for w, sep in zip(words, itertools.cycle([" ", "", ", ", " "]))))
+
+
+@EXAMPLES
+@given(st.one_of(openings, texts))
+def test_a_sentence_points_back_as_written(text):
+    key = normalise(text)
+    assert bool(_sentences._REFERS_BACK.match(key)) == bool(_REFERS_BACK_AS_WRITTEN.match(key))
+
+
+def test_each_link_and_pointer_is_read_as_written():
+    for link in ("", *_sentences._LINKS, "the", "i"):
+        for pointer in (*_sentences._POINTERS, "the", "i", "them.", "its,", "theirselves", "hi"):
+            for key in (
+                f"{link} {pointer} is",
+                f"{link}, {pointer}",
+                f"(“{link}{pointer}",
+                f"{link}{pointer}",
+            ):
+                found = _sentences._REFERS_BACK.match(key)
+                assert bool(found) == bool(_REFERS_BACK_AS_WRITTEN.match(key)), key
+
+
 def _noted_as_written(key: str) -> dict[str, bool | int]:
     """What SentenceCache._normalise notes of a normalised sentence, by its rules as written."""
     words = key.count(" ") + 1
@@ -322,7 +365,7 @@ def _noted_as_written(key: str) -> dict[str, bool | int]:
         "words": words,
         "opens_block": key[:1] in _sentences._BLOCK_STARTS and OPENS_BLOCK.match(key) is not None,
         "key": is_key,
-        "refers_back": is_key and _REFERS_BACK.match(key) is not None,
+        "refers_back": is_key and _REFERS_BACK_AS_WRITTEN.match(key) is not None,
         "question": is_key and key.rstrip(_CLOSERS).endswith(_ASKS),
         "answer": not counted and _ANSWERS.match(key) is not None and _ENDS_SENTENCE.search(key) is not None,
     }
