@@ -597,6 +597,16 @@ def _at_line_start(text: str, at: int) -> bool:
     return at > 0 and text[at - 1] == "\n"
 
 
+#: the ASCII whitespace but the space and the line break (see _spaces_only)
+_ASCII_SPACES = ("\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def _spaces_only(text: str) -> bool:
+    """Whether ``text``, which holds no line break, holds no ASCII whitespace but spaces
+    (each looked for in C: most texts hold none)."""
+    return not any(map(text.__contains__, _ASCII_SPACES))
+
+
 class Split:
     """One text cut into sentences: where they are, each normalised, and those that count
     as repeats."""
@@ -726,8 +736,11 @@ class SentenceCache:
             normal = self._normal
             found = list(map(normal.get, sentences))
             if None in found:
+                # (cut by _split_at_ends, the sentences hold no whitespace at either end, and
+                # none but spaces where the text holds no other: see _normalise)
+                spaced = gaps is not None and _spaces_only(text)
                 found = [
-                    k if k is not None else self._normalise(sentence)
+                    k if k is not None else self._normalise(sentence, spaced)
                     for k, sentence in zip(found, sentences, strict=True)
                 ]
             keys = cast(list[str], found)
@@ -901,9 +914,16 @@ class SentenceCache:
         known's, less the piece's, plus the part's."""
         return self._grown.get(text)
 
-    def _normalise(self, sentence: str) -> str:
-        """``sentence`` normalised, remembered, and noted if it counts as a repeat."""
-        key = self._normal[sentence] = normalise(sentence)
+    def _normalise(self, sentence: str, spaced: bool = False) -> str:
+        """``sentence`` normalised, remembered, and noted if it counts as a repeat. ``spaced``:
+        the sentence holds no whitespace at either end and, if it is ASCII, none but spaces."""
+        # (an ASCII sentence with one space between its words, most, is normalised by lower
+        # case alone: told from the text it was cut from, not by normalise's isprintable,
+        # which read each of its characters, a third of normalising it)
+        if spaced and sentence.isascii() and "  " not in sentence:
+            key = self._normal[sentence] = sentence.lower()
+        else:
+            key = self._normal[sentence] = normalise(sentence)
         if key in self._words:
             return key  # noted already, from another sentence ("The ..." and "THE ...")
         if key[:1] in _BLOCK_STARTS and OPENS_BLOCK.match(key):

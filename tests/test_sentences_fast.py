@@ -396,6 +396,18 @@ def test_each_sentence_is_noted_as_written(batch):
             assert _noted(cache, key) == _noted_as_written(key), key
 
 
+def test_a_sentence_with_other_whitespace_is_normalised_as_written():
+    # (the sentences of a text with no ASCII whitespace but spaces are lowered alone, each
+    # other whitespace character sends them to normalise; see SentenceCache._normalise)
+    for space in [*(chr(c) for c in range(0x3001) if chr(c).isspace()), "  ", "\x00", "\x7f"]:
+        for text in (
+            f"The lamp{space}blinks. It is ready.",
+            f"It is. The{space}{space}lamp. Über{space}alles.",
+        ):
+            split = SentenceCache().split(text)
+            assert split.normal == [normalise(text[start:end]) for start, end in split.spans], repr(text)
+
+
 @EXAMPLES
 @given(texts)
 def test_counting_pieces_are_cut_as_written(text):
