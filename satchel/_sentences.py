@@ -236,7 +236,8 @@ def _easy_ends() -> str:
     six ASCII letters and digits that are no abbreviation ("in 1901.", "the war."), or
     after a word of up to seven characters without a period that ends in a closing
     bracket or quote ("(2013).", '"man".'), each from whitespace or the start of the
-    text: most periods after a short word."""
+    text: most periods after a short word. (The rule as written, which _boundary asks
+    near the text's start; elsewhere _common_ends stands for it.)"""
     alternatives = [r"(?<=(?<!\S)[0-9]\.)"]
     for length in range(2, 7):
         known = _one_of(_ABBREVIATIONS | _NUMBER_ABBREVIATIONS, length)
