@@ -283,7 +283,7 @@ def _none_of(words: Iterable[str], length: int) -> str:
     alternatives = [f"[{others}]" + _none_of((), length - 1)]
     for first in firsts:
         rests = [w[1:] for w in known if w[0] == first]
-        if "" not in rests:  # (a word of one letter, and that letter: an abbreviation)
+        if "" not in rests:  # (else the letter ends an abbreviation: no word may end with it)
             alternatives.append(f"[{first}{first.upper()}]" + _none_of(rests, length - 1))
     return f"(?:{'|'.join(alternatives)})"
 
