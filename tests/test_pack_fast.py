@@ -1,0 +1,45 @@
+"""The shortcuts of chunk validation, admission and its costing against the general rules
+they stand for.
+
+Every candidate is validated, costed twice (the tags alone, then the text it keeps)
+and asked about in the ledger: each shortcut taken there for the common case is put
+here beside the rule it replaces, written out as it was, so that any input on which
+the two part ways fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import satchel
+from satchel._pack import _Tags
+from satchel._sentences import SentenceCache
+
+
+def _chunks() -> list[satchel.Chunk]:
+    """Chunks whose tags escape, quote or list attributes in every way a tag can."""
+    ids = ["w1", "w,2", 'w"3', "w&4", "w 5", "w6.", "§7-", "x<y>"]
+    attrs = [
+        {},
+        {"title": "Lamp & app"},
+        {"section": "B; C", "updated": "2024-01-01"},
+        {"title": 'The "guide"', "section": "D\nE"},
+        {"metadata": {"source": "wiki", "lang": "en"}},
+    ]
+    return [
+        satchel.Chunk(id=cid, text="The lamp blinks.", **attrs[i % len(attrs)]) for i, cid in enumerate(ids)
+    ]
+
+
+@pytest.mark.parametrize("options", [{}, {"model": "gpt-4"}, {"metadata": ("source", "title")}])
+def test_the_tags_alone_are_costed_as_the_enclosure_counts_them(options):
+    # (_cost takes a shortcut for an empty text, admission's room check for every candidate:
+    # the single chunk's tags counted, without the enclosure built and its empty text escaped)
+    packer = satchel.Packer(**options)
+    count, sentences, tags = packer.count, SentenceCache(), _Tags()
+    for chunk in _chunks():
+        for label in (1, 7, 10, 999, 1000, 1234):
+            costed = packer._cost([chunk], "", label, sentences, tags)
+            at = 1 if count.additive and label < 1000 else label  # (see _cost)
+            head, body, tail = packer._enclosure([chunk], "", at, tags)
+            assert costed == count.inside(head) + count.inside(body) + count.inside(tail)
