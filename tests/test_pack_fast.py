@@ -9,11 +9,42 @@ the two part ways fails here.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import satchel
+from satchel._chunk import check_utf8
+from satchel._errors import InputError
 from satchel._pack import _Tags
 from satchel._sentences import SentenceCache
+
+EXAMPLES = settings(max_examples=int(os.environ.get("SATCHEL_EXAMPLES", "300")), deadline=None)
+
+
+def _utf8_refusal(value: str) -> str | None:
+    """What check_utf8 says of ``value`` as written first: encoded as UTF-8 (None: nothing)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate {value[exc.start]!r} at character {exc.start},"
+    return None
+
+
+@EXAMPLES
+@given(st.text(st.sampled_from("aé–€😀\ud800\udbff\udc00\udfff\ud7ff\ue000\uffff\n ")))
+def test_a_lone_surrogate_is_refused_as_utf8_refuses_it(value):
+    # (check_utf8 encodes as UTF-16, which refuses the same code points: a surrogate, paired
+    # or not, which no str holds for a character UTF-8 can send)
+    expected = _utf8_refusal(value)
+    try:
+        check_utf8(value, "text")
+    except InputError as exc:
+        assert expected is not None and expected in str(exc)
+    else:
+        assert expected is None
 
 
 def _chunks() -> list[satchel.Chunk]:
