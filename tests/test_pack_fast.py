@@ -19,6 +19,7 @@ import satchel
 from satchel._chunk import check_utf8
 from satchel._errors import InputError
 from satchel._pack import _Tags
+from satchel._render import escape_text
 from satchel._sentences import SentenceCache
 
 EXAMPLES = settings(max_examples=int(os.environ.get("SATCHEL_EXAMPLES", "300")), deadline=None)
@@ -74,3 +75,21 @@ def test_the_tags_alone_are_costed_as_the_enclosure_counts_them(options):
             at = 1 if count.additive and label < 1000 else label  # (see _cost)
             head, body, tail = packer._enclosure([chunk], "", at, tags)
             assert costed == count.inside(head) + count.inside(body) + count.inside(tail)
+
+
+def test_a_text_is_counted_from_its_pieces_as_the_tokenizer_counts_it_escaped():
+    # (_body_tokens sums a text's counting pieces, escaped when the text has anything to
+    # escape, and asked again finds its count kept: as the tokenizer counts the text escaped)
+    packer = satchel.Packer()
+    count, sentences = packer.count, SentenceCache()
+    texts = [
+        "The lamp blinks. It is not ready.",
+        "The lamp blinks. It is <b>not</b> ready & waiting.",
+        "A & B.\nThe next line < here. Then > there.",
+        "No split here, nothing asked before.",
+    ]
+    for text in texts[:3]:
+        sentences.split(text)
+    for _ in range(2):  # (the second time, each count is the one kept)
+        for text in texts:
+            assert packer._body_tokens(text, sentences) == count.tokenizer.count(escape_text(text))
