@@ -48,6 +48,9 @@ class Draft:
 
 
 _RANK = operator.attrgetter("rank")
+#: read once: in Python 3.11 a member read off its enum class (``Priority.CRITICAL``) costs
+#: about as much as a function call, and admission asks for every candidate
+_CRITICAL = Priority.CRITICAL
 
 
 @dataclass(slots=True)
@@ -144,7 +147,7 @@ def distractor(chunk: Chunk, min_score: float | None) -> bool:
     the chunks it drops.)"""
     return (
         min_score is not None
-        and chunk.priority != Priority.CRITICAL
+        and chunk.priority != _CRITICAL
         and chunk.score is not None
         and chunk.score < min_score
     )
@@ -204,9 +207,10 @@ def admit(
         return next((d for d in copies.get(original, ()) if out.decisions[d].status == "kept"), None)
 
     texts = {c.id: c.text for c in ranked} if duplicate_of else {}
+    min_score = policy.min_score
     behind: list[str] = []  # duplicates dropped behind their original, whatever became of it
     for position, chunk, again in _turns(ranked, out, budget, max_sources):
-        critical = chunk.priority == Priority.CRITICAL
+        critical = chunk.priority == _CRITICAL
         rank = position + 1 if ranks is None else ranks[chunk.id]  # (where the orders place it)
         role = policy.roles.get(chunk.id, "supporting")
         if again and (sent := stand_in(chunk.id)) is not None:  # (tried again once merges freed room)
@@ -253,7 +257,7 @@ def admit(
                 in_place[chunk.id] = (original, kind)
                 copies.setdefault(original, []).append(chunk.id)
             role = policy.roles.get(original, role)  # (copies take no role of their own)
-        if distractor(chunk, policy.min_score):
+        if min_score is not None and distractor(chunk, min_score):  # (no call while the filter is off)
             out.decisions[chunk.id] = Decision(
                 "dropped",
                 f"distractor filter: score {chunk.score:g} < {policy.min_score_ratio:g} × the best score "
@@ -334,7 +338,8 @@ def admit(
             )
             continue
         label = len(out.sources) + 1
-        out.widest_label = max(out.widest_label, label)
+        if label > out.widest_label:
+            out.widest_label = label
         overhead = cost([chunk], "", label)
         if left <= overhead:
             # The budget is full: nothing of this chunk can fit (but a text that merges whole
@@ -649,7 +654,7 @@ def _merge_neighbours(
             f"not merged with {lead_draft.lead.id}: the source would be {size} tokens, over its "
             f"{lead_draft.role} cap of {cap} (role_caps)"
         )
-    critical = chunk.priority == Priority.CRITICAL
+    critical = chunk.priority == _CRITICAL
     # (CRITICAL goes past the cap, and says so below)
     if max_chunk_tokens is not None and size > max_chunk_tokens and not critical:
         return (
@@ -794,7 +799,7 @@ def _no_room(
     silently). ``apart``: why it was not merged with the source of its document it
     touches (its reason says so too)."""
     left, budget = room
-    if chunk.priority == Priority.CRITICAL:
+    if chunk.priority == _CRITICAL:
         item, budget_name = names
         what, fix = (
             (f"{needs} more tokens to join {joining}", "raise the budget or lower its priority")
