@@ -473,7 +473,8 @@ class Ledger:
         # (kept in the text's order, so which of two sentences alike at their ends the ledger
         # indexes never depends on the order of a set)
         new = list(itertools.filterfalse(sent.__contains__, keys))
-        sent.update(dict.fromkeys(new, source_id))
+        for key in new:  # (most texts add two or three: a dict of them made and merged cost more)
+            sent[key] = source_id
         if self._indexing:
             self._unindexed.append(new)
 
