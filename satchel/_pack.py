@@ -634,16 +634,20 @@ class Packer:
         holding the answer was background, with no tokens.)"""
         copies = {retrieval[i].id for i in found.duplicate_of}
         least = self._min_score(ranked)
-        left = [c for c in ranked if c.id not in copies and not distractor(c, least)]
-        return dict(zip((c.id for c in left), assign_roles(left, self.role_rule), strict=True))
+        left = [c for c in ranked if c.id not in copies]
+        if least is not None:  # (the distractor filter is on: off, it drops nothing, uncalled)
+            left = [c for c in left if not distractor(c, least)]
+        return dict(zip(map(_ID, left), assign_roles(left, self.role_rule), strict=True))
 
     def _min_score(self, ranked: Sequence[Chunk]) -> float | None:
         """The distractor filter's threshold: ``min_score_ratio`` of the best score (None: off).
         (A share of the best score means nothing when no score is above zero, as with logits
         or negative distances: all would fall below it, the best too; the filter then drops
         nothing, as the roles' rule does.)"""
+        if self.min_score_ratio is None:  # (the usual: no best score looked for)
+            return None
         best = max((c.score for c in ranked if c.score is not None), default=None)
-        if self.min_score_ratio is None or best is None or best <= 0:
+        if best is None or best <= 0:
             return None
         return best * self.min_score_ratio
 
