@@ -869,10 +869,11 @@ class Packer:
             label = 1
         if not text and count.additive and len(members) == 1:
             # The tags alone (admission's room check, asked for every candidate), counted as
-            # the branch below counts them, without the enclosure it builds and the empty text
-            # it escapes (six Python calls less for each candidate)
+            # the branch below counts them (the empty text counts nothing, and an additive
+            # tokenizer marks no start: see TokenCounter.inside), without the enclosure it
+            # builds and the empty text it escapes (six Python calls less for each candidate)
             head, tail = self._tags(members[0], label, tags)
-            return count(head) + count(text) + count(tail)
+            return count(head) + count(tail)
         if not count.additive or not text or text[0] in "\r\n/":
             head, body, tail = self._enclosure(members, text, label, tags)
             if count.additive and body:
