@@ -867,16 +867,11 @@ class Packer:
         count = self._counter
         if count.additive and label < 1000:
             label = 1
-        if not text and count.additive and len(members) == 1:
-            # The tags alone (admission's room check, asked for every candidate), counted as
-            # the branch below counts them (the empty text counts nothing, and an additive
-            # tokenizer marks no start: see TokenCounter.inside), without the enclosure it
-            # builds and the empty text it escapes (six Python calls less for each candidate)
-            head, tail = self._tags(members[0], label, tags)
-            return count(head) + count(tail)
-        if not count.additive or not text or text[0] in "\r\n/":
+        # (an empty text, the tags alone that admission's room check asks for every
+        # candidate, joins nothing: it is counted below with the tags, as any text)
+        if not count.additive or (text and text[0] in "\r\n/"):
             head, body, tail = self._enclosure(members, text, label, tags)
-            if count.additive and body:
+            if count.additive:
                 return count(head + body + tail)
             return count.inside(head) + count.inside(body) + count.inside(tail)
         if len(members) == 1:
