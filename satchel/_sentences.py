@@ -1189,11 +1189,12 @@ def _break_just_before(text: str, at: int) -> bool:
         return False
     if not end[brk:].isspace():
         return True  # the start of a line after it
-    start, floor = at, max(0, at - 64)  # (the whitespace the part ends in, from its start)
-    while start > floor and text[start - 1].isspace():
-        start -= 1
-    if start == floor and start and text[start - 1].isspace():
-        return True  # (a long run: not walked back character by character at each join)
+    # where the whitespace the part ends in starts (looked for no further back than 64
+    # characters: a longer run is taken for a break read otherwise, and split whole)
+    floor = max(0, at - 64)
+    start = floor + len(text[floor:at].rstrip())
+    if start == floor and floor:
+        return True
     return text[start] in _PIECE_CUTS
 
 
