@@ -65,8 +65,8 @@ def _chunks() -> list[satchel.Chunk]:
 
 @pytest.mark.parametrize("options", [{}, {"model": "gpt-4"}, {"metadata": ("source", "title")}])
 def test_the_tags_alone_are_costed_as_the_enclosure_counts_them(options):
-    # (_cost takes a shortcut for an empty text, admission's room check for every candidate:
-    # the single chunk's tags counted, without the enclosure built and its empty text escaped)
+    # (_cost counts an empty text, admission's room check for every candidate, in its additive
+    # branch, from the single chunk's tags, without the enclosure built and its text escaped)
     packer = satchel.Packer(**options)
     count, sentences, tags = packer.count, SentenceCache(), _Tags()
     for chunk in _chunks():
