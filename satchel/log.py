@@ -24,6 +24,7 @@ import datetime as _dt
 import functools
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -192,11 +193,49 @@ def _object(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def json_error(exc: json.JSONDecodeError, line: bool = True) -> str:
     """What is wrong in a JSON text, and where, for a message: ``Expecting value at line 3
     column 5`` (with how to write a tab or line break inside a string, when that is it);
-    without ``line``, only the column (a line of JSONL, whose line the message names)."""
+    without ``line``, only the column (a line of JSONL, whose line the message names).
+    A comma before a closing bracket is named as such, at the comma, whatever the Python
+    version (see _trailing_comma)."""
     what = exc.msg.removesuffix(" at")  # ("Invalid control character at": the position follows)
     fix = "; write a tab or line break inside a string as \\t or \\n" if "control character" in what else ""
-    at = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    lineno, colno = exc.lineno, exc.colno
+    comma = _trailing_comma(exc)
+    if comma is not None:
+        what, fix = "trailing comma", "; JSON allows none before ] or }"
+        lineno = exc.doc.count("\n", 0, comma) + 1
+        colno = comma - exc.doc.rfind("\n", 0, comma)  # (as json counts its columns, from 1)
+    at = f"line {lineno} column {colno}" if line else f"column {colno}"
     return f"{what} at {at}{fix}"
+
+
+#: the errors a comma before a closing bracket ("[1, 2,]", '{"a": 1,}') raises: Python 3.13
+#: names it, earlier versions expect another value or key at the bracket
+_AFTER_COMMA = (
+    "Expecting value",
+    "Expecting property name enclosed in double quotes",
+    "Illegal trailing comma",
+)
+#: a comma, then nothing but JSON's whitespace before a closing bracket
+_COMMA_THEN_CLOSE = re.compile(r",[ \t\n\r]*[\]}]")
+
+
+def _trailing_comma(exc: json.JSONDecodeError) -> int | None:
+    """Where the comma stands when ``exc`` is about one right before a closing bracket that
+    follows a value ("[1, 2,]"); None for any other error. (Python 3.11 and 3.12 said
+    "Expecting value at line 5 column 3", the bracket's place, and left the comma to be found;
+    3.13 points at the comma: the message is the same on each.)"""
+    doc, pos = exc.doc, exc.pos
+    if not exc.msg.startswith(_AFTER_COMMA):
+        return None
+    comma = pos if doc.startswith(",", pos) else doc.rfind(",", 0, pos)
+    close = _COMMA_THEN_CLOSE.match(doc, comma) if comma >= 0 else None
+    if close is None or close.end() <= pos:  # (the bracket after it must be where the error is, or past it)
+        return None
+    before = comma - 1
+    while before >= 0 and doc[before] in " \t\n\r":
+        before -= 1
+    # a value ends before it ("[,]" and "[1,,2]" lack a value, not a closing bracket)
+    return comma if before >= 0 and doc[before] not in "[{," else None
 
 
 def json_lines(

@@ -10,7 +10,7 @@ from satchel._manifest import canonical_json
 from satchel.cli import main
 from satchel.cli.pack import example_request
 from satchel.clients import Answer
-from satchel.log import append_log, read_log
+from satchel.log import append_log, json_error, read_log
 
 FIXED = 1_780_000_000.25  # 2026-05-28T20:26:40.250Z
 
@@ -288,3 +288,25 @@ def test_the_prompt_hash_tells_messages_apart_from_text_that_reads_like_them():
         chunks, "q?", history=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     )
     assert r1.text == r2.text and r1.to_dict()["prompt_sha256"] != r2.to_dict()["prompt_sha256"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # a comma before a closing bracket, named at the comma on every Python version (3.11 and
+        # 3.12 expected a value at the bracket after it; 3.13 names it, at the comma)
+        ("[1, 2,]", "trailing comma at line 1 column 6; JSON allows none before ] or }"),
+        ('{"a": 1,}', "trailing comma at line 1 column 8; JSON allows none before ] or }"),
+        ('{"a": [1,\n  2 ,\n  ]\n}', "trailing comma at line 2 column 5; JSON allows none before ] or }"),
+        # other errors stay as Python words them, where it says
+        ("[,]", "Expecting value at line 1 column 2"),
+        ("[1,,2]", "Expecting value at line 1 column 4"),
+        ("[1, 2] ,]", "Extra data at line 1 column 8"),
+        ('{"a": 1, "b"}', "Expecting ':' delimiter at line 1 column 13"),
+    ],
+)
+def test_json_errors_say_what_and_where_alike_on_every_python(text, message):
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    assert json_error(caught.value) == message
+    assert json_error(caught.value, line=False) == message.replace("line 1 ", "").replace("line 2 ", "")

@@ -453,7 +453,10 @@ def test_load_reads_lists_and_jsonl_as_they_were(client, example):
     ("text", "needles"),
     [
         # (the page said "line 1 is not valid JSON", of a pretty-printed list with a trailing comma)
-        ('[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]', ["line 4 column 1"]),
+        (
+            '[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]',
+            ["trailing comma at line 3 column 30"],
+        ),
         (
             json.dumps({"question": "q", "chunks": [{"id": "a", "text": "x"}]}),
             ['without "candidates"', "unknown key(s) chunks"],
