@@ -605,7 +605,10 @@ def test_the_slider_stops_at_the_windows_source_budget(open_lab, url):
 @pytest.mark.parametrize(
     ("text", "needles"),
     [
-        ('[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]', ["line 4 column 1"]),
+        (
+            '[\n  {"id": "a", "text": "alpha"},\n  {"id": "b", "text": "beta"},\n]',
+            ["trailing comma at line 3 column 30"],
+        ),
         ('{"question": "q", "chunks": [{"id": "a", "text": "x"}]}', ['without "candidates"', "chunks"]),
         ("null", ["null", "give a JSON list of candidates"]),
     ],
