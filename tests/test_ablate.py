@@ -636,6 +636,13 @@ def test_cli_bad_options_file(tmp_path, fake_spec, capsys):
         main(["ablate", str(path), "--out", str(tmp_path / "o"), "--options", str(tmp_path / "o.json")]) == 2
     )
     assert "must hold a JSON object of pack() options" in capsys.readouterr().err
+    # (a syntax error said as the request readers say it: the same words on every Python)
+    (tmp_path / "o.json").write_text('{"max_sources": 5,\n}')
+    assert (
+        main(["ablate", str(path), "--out", str(tmp_path / "o"), "--options", str(tmp_path / "o.json")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "is not valid JSON (trailing comma at line 1 column 18; JSON allows none before ] or })" in err
 
 
 def test_cli_local_model_gets_window_options(tmp_path, fake_spec):

@@ -12,7 +12,7 @@ import time
 from typing import Any, TextIO
 
 from .._errors import InputError
-from ..log import decode_utf8, load_json
+from ..log import decode_utf8, json_error, load_json
 from . import command
 from .pack import add_pack_options, pack_options, refuse_blank
 
@@ -111,7 +111,9 @@ def _read_options(path: str | None) -> dict[str, Any]:
     try:
         data = load_json(decode_utf8(raw, where), where)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not valid JSON ({exc}); give an object of pack() options") from None
+        raise InputError(
+            f"{where} is not valid JSON ({json_error(exc)}); give an object of pack() options"
+        ) from None
     if not isinstance(data, dict):
         raise InputError(f'{where} must hold a JSON object of pack() options, e.g. {{"max_sources": 5}}')
     return data
