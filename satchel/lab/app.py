@@ -50,7 +50,7 @@ from .._errors import InputError, ModelError, PackError
 from .._manifest import trace_reasons
 from .._pack import Packer
 from ..cli.pack import REQUEST_KEYS, example_request, parse_request
-from ..log import json_lines, load_json
+from ..log import json_error, json_lines, load_json
 
 __all__ = [
     "DEFAULT_MAX_BODY",
@@ -466,8 +466,8 @@ def create_app(
             raise InputError("the request body is not UTF-8; send it as UTF-8 JSON") from None
         try:
             data = load_json(text, "the request body")
-        except json.JSONDecodeError:
-            raise InputError("the request body is not valid JSON") from None
+        except json.JSONDecodeError as exc:  # (where: a client other than the page wrote it)
+            raise InputError(f"the request body is not valid JSON: {json_error(exc)}; fix it there") from None
         return _object(data)
 
     @app.get("/", include_in_schema=False)

@@ -371,6 +371,8 @@ def test_a_request_another_site_may_send_is_refused(example, model_lab):
         (b"[" * 100_000 + b"]" * 100_000, "deeper than"),
         (b'{"question": ' + b"9" * 5000 + b"}", "integer longer than"),
         ('{"question": "caf\u00e9"}'.encode("latin-1"), "not UTF-8"),
+        # (what is wrong and where, as every reader of JSON here says it)
+        (b'{"question": "q",\n "candidates": [],\n}', "not valid JSON: trailing comma at line 2 column 18"),
     ],
 )
 def test_json_python_cannot_read_is_a_400_that_says_why(client, content, needle):
