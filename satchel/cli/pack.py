@@ -83,6 +83,12 @@ def parse_request(text: str, name: str) -> dict[str, Any]:
                     "object with 'candidates', a JSON list, or one candidate object per line)"
                 ) from None
         return {"candidates": _jsonl_candidates(text, name)}
+    return request_of(whole, text, name)
+
+
+def request_of(whole: Any, text: str, name: str) -> dict[str, Any]:
+    """:func:`parse_request` of ``text``, which is the one JSON value ``whole`` (parsed by a
+    caller that looked at it first: the lab's loader)."""
     if isinstance(whole, dict) and "candidates" in whole:
         unknown = set(whole) - REQUEST_KEYS - {"candidates", "question"}
         if unknown:

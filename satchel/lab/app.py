@@ -49,7 +49,7 @@ from .._chunk import Chunk
 from .._errors import InputError, ModelError, PackError
 from .._manifest import trace_reasons
 from .._pack import Packer
-from ..cli.pack import REQUEST_KEYS, example_request, parse_request
+from ..cli.pack import REQUEST_KEYS, example_request, parse_request, request_of
 from ..log import json_error, json_lines, load_json
 
 __all__ = [
@@ -196,13 +196,14 @@ def load_request(text: str, name: str = "the text") -> dict[str, Any]:
             out = _request_object(first, f"{name} line {lines[0][0]}")
             out["note"] = f"the first of {len(lines)} queries"
             return out
+        candidates = parse_request(text, name)["candidates"]
     else:
         if not isinstance(whole, (dict, list)):
             shown = json.dumps(whole)[:40]
             raise InputError(f"{name} is the JSON value {shown}, not candidates; give {READABLE}")
         if isinstance(whole, dict) and "candidates" in whole:
             return _request_object(whole, name)
-    candidates = parse_request(text, name)["candidates"]
+        candidates = request_of(whole, text, name)["candidates"]  # (parsed once: a big list took twice)
     if any(isinstance(c, Chunk) for c in candidates):  # JSONL, checked: each line as it was
         candidates = [value for _, value in json_lines(text.split("\n"), name, READABLE)]
     return _loaded(candidates)

@@ -509,3 +509,23 @@ def test_trace_reasons_are_worded_as_the_cli_trace(client, example):
 def test_favicon_is_no_404(client):
     assert client.get("/favicon.ico").status_code == 204
     assert 'rel="icon"' in client.get("/").text
+
+
+def test_a_pasted_json_list_is_parsed_once(monkeypatch):
+    # (read whole, then read again by the CLI's request parser: a paste of 10,000 candidates
+    # spent a second parse on text already read)
+    from satchel.cli import pack as cli_pack
+    from satchel.lab import app as lab_app
+
+    parsed = []
+
+    def counting(text, name):
+        parsed.append(len(text))
+        return satchel.log.load_json(text, name)
+
+    monkeypatch.setattr(lab_app, "load_json", counting)
+    monkeypatch.setattr(cli_pack, "load_json", counting)
+    text = json.dumps([{"id": f"c{k}", "text": f"Candidate {k} says something."} for k in range(50)])
+    loaded = lab_app.load_request(text)
+    assert [c["id"] for c in loaded["candidates"]] == [f"c{k}" for k in range(50)]
+    assert parsed == [len(text)]
