@@ -198,13 +198,12 @@ def json_error(exc: json.JSONDecodeError, line: bool = True) -> str:
     version (see _trailing_comma)."""
     what = exc.msg.removesuffix(" at")  # ("Invalid control character at": the position follows)
     fix = "; write a tab or line break inside a string as \\t or \\n" if "control character" in what else ""
-    lineno, colno = exc.lineno, exc.colno
     comma = _trailing_comma(exc)
     if comma is not None:
+        # (the error moved to the comma: json's own error class says where that is)
         what, fix = "trailing comma", "; JSON allows none before ] or }"
-        lineno = exc.doc.count("\n", 0, comma) + 1
-        colno = comma - exc.doc.rfind("\n", 0, comma)  # (as json counts its columns, from 1)
-    at = f"line {lineno} column {colno}" if line else f"column {colno}"
+        exc = json.JSONDecodeError(what, exc.doc, comma)
+    at = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
     return f"{what} at {at}{fix}"
 
 
