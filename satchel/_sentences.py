@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import string
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
@@ -261,7 +262,7 @@ def _no_ends() -> str:
 
 
 #: the ASCII letters and digits, which an abbreviation's letters are told apart from
-_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ALNUM = string.digits + string.ascii_letters
 
 
 def _none_of(words: Iterable[str], length: int) -> str:
