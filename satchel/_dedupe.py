@@ -417,9 +417,11 @@ def difference(a: str, b: str, words: dict[str, list[str]] | None = None) -> str
 
     ``"detail"``: a number, date, negation or name replaced, added or removed
     inside ("Plus costs $2.99" / "$3.99", "is" / "is not", "says Anna" / "says
-    Brian"), or replaced by another at an end ("The price is $2.99" / "$3.99"); or
-    any word replaced by one not spelled alike ("increased" / "decreased", "of
-    delivery" / "of purchase"): what the text says changed.
+    Brian"), or replaced by another at an end ("The price is $2.99" / "$3.99"); any
+    word replaced by one not spelled alike ("increased" / "decreased", "of
+    delivery" / "of purchase"); or a few words put in or left out inside, but
+    articles, prepositions and the like ("of 500" / "of around 500", see
+    _qualifies): what the text says changed.
     ``"surroundings"``: an end differs by more than a few words (one passage
     inside two different surroundings), or one text has a passage of more than
     a few words inside that the other lacks: the two are neither duplicates nor
@@ -554,7 +556,29 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
             found = "surroundings"
         elif _changed(left[i1:i2], right[j1:j2]):
             return "detail"
+        elif (i1 == i2 or j1 == j2) and _qualifies(left[i1:i2] or right[j1:j2]):
+            return "detail"  # a few words put in or left out inside: "of around 500" / "of 500"
     return found
+
+
+#: Words that may be put in or left out inside a text without changing what it says
+#: ("within thirty days of the invoice" / "of invoice", "reduced 50%" / "reduced by 50%",
+#: "is also free"): articles, pronouns, conjunctions, forms of "be", "have" and "do",
+#: prepositions without a sense of extent, and intensifiers.
+_FILLER = frozenset(
+    """a an the this that these those which who whom whose it its and or but so as also too very
+    really quite then there here is are was were be been being am has have had do does did of to in
+    on at by for from with into onto upon""".split()
+)
+
+
+def _qualifies(words: Sequence[str]) -> bool:
+    """Whether words one text has inside where the other has none change what it says: any
+    word but _FILLER ("of around 500" / "of 500", "refunded in full" / "refunded", "thirty
+    working days" / "thirty days", "a signed agreement" / "an agreement"). Put in or left out
+    inside, unlike at an end, where a window was cut, such a word qualifies a statement both
+    texts make (seed 003: "a threshold of 500 became 'around 500'")."""
+    return any(word.strip(_PUNCT).lower() not in _FILLER for word in words if word.strip(_PUNCT))
 
 
 class _WordMatcher(difflib.SequenceMatcher[str]):

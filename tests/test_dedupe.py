@@ -117,6 +117,36 @@ def differs_in_details(a, b):
         ("The crate weighs 500 kg when it is full.", "The crate weighs 500 lb when it is full.", True),
         ("The plan is free for every student here.", "The plan is paid for every student here.", True),
         ("Rain fell in the northern valley overnight.", "Rain fell in the southern valley overnight.", True),
+        # a word put in or left out inside qualifies what a text says (seed 003: "a threshold of
+        # 500 became 'around 500'"), but an article, a preposition or "also" does not
+        (
+            "A bulk order has a minimum value of 500 pounds.",
+            "A bulk order has a minimum value of around 500 pounds.",
+            True,
+        ),
+        ("The order has a minimum of 500 pounds.", "The order has a minimum of up to 500 pounds.", True),
+        (
+            "Late deliveries are refunded in full on request.",
+            "Late deliveries are refunded on request.",
+            True,
+        ),
+        (
+            "Payment is due within thirty days of the invoice.",
+            "Payment is due within thirty working days of the invoice.",
+            True,
+        ),
+        (
+            "Bulk orders need a signed purchase agreement first.",
+            "Bulk orders need a purchase agreement first.",
+            True,
+        ),
+        (
+            "Payment is due within thirty days of the invoice.",
+            "Payment is due within thirty days of invoice.",
+            False,
+        ),
+        ("Prices were reduced 50% in the sale.", "Prices were reduced by 50% in the sale.", False),
+        ("Shipping is free for members here.", "Shipping is also free for members here.", False),
         # one passage in two surroundings (nq2530: a passage, and a window whose text
         # the source wrote without a space after the first period)
         (
@@ -352,10 +382,10 @@ def test_hundreds_of_copies_of_one_text_are_all_near_duplicates_of_the_first():
     vocab = ["".join(rng.choice(string.ascii_lowercase) for _ in range(5)) for _ in range(300)]
     base = " ".join(rng.choice(vocab) for _ in range(180))
     words = base.split()
-    # (each copy without two of the words, three or more apart: every pair differs in words
-    # taken out, an edit)
+    # (each copy with two of the words spelled another way, three or more apart: every pair
+    # differs in words respelled, an edit; words taken out inside would qualify what it says)
     cuts = rng.sample(list(itertools.combinations(range(0, 180, 3), 2)), 300)  # (no two alike)
-    texts = [" ".join(w for k, w in enumerate(words) if k not in cut) for cut in cuts]
+    texts = [" ".join(w + "s" if k in cut else w for k, w in enumerate(words)) for cut in cuts]
     report = find_duplicates(texts)
     assert set(report.duplicate_of) == set(range(1, 300))
     assert {j for j, _ in report.duplicate_of.values()} == {0}
@@ -710,7 +740,7 @@ def test_a_long_text_of_short_sentences_still_finds_its_near_copy():
     letters = "bcdfjkmpqvxyz"
     items = [f"But b{a}{b}." for a in letters for b in letters[:6]]  # "But bbc. But bbd. ..."
     names = " ".join(items)
-    copy = names.replace("But bmd. ", "")
+    copy = names.replace("But bmd. ", "But bmds. ")  # (one name spelled another way)
     found = find_duplicates([names, copy])
     assert found.duplicate_of == {1: (0, found.duplicate_of[1][1])}
 
@@ -793,12 +823,35 @@ def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
         for k, w in enumerate(words)
     ]
     report = find_duplicates([" ".join(words), " ".join(edited)])
-    assert 1 in report.duplicate_of and report.duplicate_of[1][0] == 0
-    assert report.duplicate_of[1][1] >= 0.8
+    # (they meet; a word put in inside qualifies what the text says: conflicting versions)
+    assert report.conflicts == {0: (1,), 1: (0,)}
     # the same words put in place of every 40th one: the two meet as well, and the words
     # replaced make them conflicting versions
     replaced = [w if k % 40 else e.split()[0] for k, (w, e) in enumerate(zip(words, edited, strict=True))]
     assert find_duplicates([" ".join(words), " ".join(replaced)]).conflicts == {0: (1,), 1: (0,)}
+
+
+def test_a_long_version_with_a_qualifier_put_in_is_sent_and_marked_conflicting():
+    # Seed 003: "A threshold of 500 became 'around 500.'" Dropped as a near-duplicate of
+    # the exact figure (similarity 0.93), the version with the qualifier never reached the
+    # prompt, nor did the manifest say there were two.
+    doc = (
+        "Brightgrid sells smart lamps and a companion app. Orders ship from our warehouse in Leeds. "
+        "Most orders arrive within three working days. You can track every parcel in the app. "
+        "Late deliveries are refunded in full on request. Business customers may order in bulk. "
+        "Bulk orders need a signed purchase agreement. The agreement lists every lamp model ordered. "
+        "A bulk order has a minimum value of 500 pounds. Invoices are sent by email each month. "
+        "Payment is due within thirty days of the invoice. Our support team answers within a day."
+    )
+    for qualifier in ("around ", "about ", "up to ", "over ", "under "):
+        other = doc.replace("of 500", "of " + qualifier + "500")
+        result = satchel.pack(
+            [{"id": "A", "text": doc, "score": 0.9}, {"id": "B", "text": other, "score": 0.8}],
+            "What is the minimum bulk order?",
+        )
+        assert result.entry("B").kept and result.entry("A").conflicts_with == ("B",), qualifier
+        # (only the sentence that differs is sent again: the ledger takes out the rest)
+        assert f"of {qualifier}500 pounds." in result.text and result.text.count("Leeds") == 1
 
 
 def test_a_passage_in_other_surroundings_is_neither_a_duplicate_nor_a_conflict():
@@ -853,7 +906,7 @@ def test_long_texts_with_a_lone_surrogate_are_compared_as_any_other():
     # hashed from their UTF-8 bytes, which must not raise on it.
     vocabulary = "bold calm dark fond jolly kind mild pure quick vast warm zesty".split()
     words = [f"{vocabulary[i % 12]} beta x\ud800y {vocabulary[i * 5 % 12]}" for i in range(30)]
-    edited = [*words[:15], words[15].rsplit(" ", 1)[0], *words[16:]]  # (one word taken out)
+    edited = [*words[:15], words[15] + "s", *words[16:]]  # (one word spelled another way)
     report = find_duplicates([" ".join(words), " ".join(edited)])
     assert 1 in report.duplicate_of
 
@@ -1526,10 +1579,10 @@ def test_the_versions_of_one_templated_sentence_meet_however_many(versions):
     # and a near-duplicate of one not dropped.
     template = (
         "The Plus plan costs ${}.99 per month and you can return it within thirty days "
-        "of delivery if it is unused and in its {}box."
+        "of delivery if it is unused and {}in its box."
     )
     texts = [template.format(i, "") for i in range(versions)]
-    texts += [template.format(3, "original "), template.format(versions - 1, "original ")]
+    texts += [template.format(3, "also "), template.format(versions - 1, "also ")]  # (an edit)
     report = find_duplicates(texts)
     assert report.duplicate_of.keys() == {versions, versions + 1}
     assert report.duplicate_of[versions][0] == 3
@@ -1549,12 +1602,14 @@ def test_words_swapped_one_for_one_inside_are_judged_without_aligning_them():
     # any other word swapped is a changed word, as the alignment finds it
     assert difference("The lamp is bright and warm today.", "The lamp is bright and cosy today.") == "detail"
     assert difference("It costs $2.99", "It costs $3.99") == "detail"
-    # a word taken out in one place and another put in elsewhere moves the words between
-    # ("Berlin", "40"): no swap, an edit
+    # a word taken out in one place and one put in elsewhere moves the words between
+    # ("Berlin", "40"): no swap; an edit where the words are articles ...
     middle = "within a while and the office in Berlin handles 40 of those"
     a = f"Our team answers the ticket {middle} requests here."
-    b = f"Our team answers ticket {middle} printed requests here."
+    b = f"Our team answers ticket {middle} the requests here."
     assert difference(a, b) is None
+    # ... and a changed detail where a word put in inside qualifies what the text says
+    assert difference(a, f"Our team answers ticket {middle} printed requests here.") == "detail"
 
 
 def test_a_copy_with_a_comma_more_is_a_near_duplicate_however_many_versions_came_first():

@@ -185,7 +185,7 @@ def test_the_trace_table_shows_every_id_and_reason_whole():
         "Returns are accepted within 14 days of delivery for a full refund to the original payment "
         "method, provided the item is unused and in its box."
     )
-    texts = [text, text.replace("in its box", "in its original box"), "Refunds take 5 days."]
+    texts = [text, text.replace("provided the", "provided that the"), "Refunds take 5 days."]
     chunks = [{"id": f"{base}{k}", "text": t} for k, t in enumerate(texts)]
     result = satchel.pack(chunks, "How long do returns take?")
     table = format_trace(result.to_dict())
