@@ -258,13 +258,48 @@ def _replaced(left: Sequence[str], right: Sequence[str]) -> bool:
 
 def _changed(left: Sequence[str], right: Sequence[str]) -> bool:
     """Whether words that stand for one another in two texts change what they say: a detail
-    on either side, a word the other's negated, or a word replaced (see _replaced)."""
+    on either side, a word the other's negated, or a word replaced (see _replaced); not one
+    number written in digits on one side and in words on the other ("30" / "thirty")."""
+    if (
+        len(left) == len(right) == 1
+        and _number(left[0]) is not None
+        and _number(left[0]) == _number(right[0])
+    ):
+        return False
     return (
         any(map(_is_detail, left))
         or any(map(_is_detail, right))
         or _negated(left, right)
         or _replaced(left, right)
     )
+
+
+#: the numbers up to ninety-nine as words (see _number)
+_UNITS = dict(
+    zip(
+        """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+        fifteen sixteen seventeen eighteen nineteen""".split(),
+        range(20),
+        strict=True,
+    )
+)
+_TENS = dict(
+    zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 100, 10), strict=True)
+)
+
+
+def _number(word: str) -> int | None:
+    """The whole number a word writes in digits ("30") or in words up to ninety-nine ("thirty",
+    "twenty-one"), else None."""
+    core = word.strip(_PUNCT).lower()
+    if core.isascii() and core.isdigit():
+        return int(core)
+    if core in _UNITS:
+        return _UNITS[core]
+    tens, _, unit = core.partition("-")
+    if tens in _TENS and (not unit or 0 < _UNITS.get(unit, 0) < 10):
+        return _TENS[tens] + (_UNITS[unit] if unit else 0)
+    return None
 
 
 def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
@@ -753,8 +788,26 @@ Place = tuple[str, int, int]
 
 
 #: Short texts of fewer words than this are not indexed by their words left out (see
-#: _one_off): "Yes." and "Approved." are different answers, not versions of one.
-_ONE_OFF_LEAST = 4
+#: _one_off): "Yes." and "Approved." are different answers, not versions of one; "Shipping
+#: is free." and "Shipping is paid." are.
+_ONE_OFF_LEAST = 3
+
+
+def _reworded_key(words: Sequence[str]) -> int:
+    """A short text's plain words (see _plain) as a key that copies stopped, cased or
+    contracted another way share: each contraction as the word it shortens, and without the
+    words a contraction stands for (see _CONTRACTED). Texts that meet so are compared as
+    ever ("He is a doctor." / "He has a doctor." differ in a word replaced)."""
+    out = []
+    for word in words:
+        head, apostrophe, _ = word.partition("'")
+        if apostrophe and not word.endswith("n't"):
+            word = head
+        elif word in _CONTRACTED:
+            continue
+        if word:
+            out.append(word)
+    return hash(tuple(out))
 
 
 def _one_off(words: Sequence[str]) -> list[int]:
@@ -778,6 +831,10 @@ def _one_word_apart(a: str, b: str, at: int) -> str | None:
     if len(left) != len(right) or not 0 <= at < len(left):
         return "?"
     word, other = left[at : at + 1], right[at : at + 1]
+    if word[0].strip(_PUNCT).lower() == other[0].strip(_PUNCT).lower():
+        # (the same word stopped or cased otherwise, "month." / "month!": the texts share every
+        # plain word, so they met under each of them, and the first tells nothing)
+        return "?"
     if at in (0, len(left) - 1):  # at an end: as _judge_end judges one there
         return _judge_end(word, other, at == 0, left[at - 1 : at])
     return "detail" if _changed(word, other) else None
@@ -913,6 +970,10 @@ def _near_duplicates(
     # short texts by each of their words left out (see _one_off): versions of one sentence
     # with one plain word changed ("son" / "daughter") share too few shingles to meet
     one_off: dict[int, list[int]] = {}
+    # short texts by their words as _reworded_key reads them: copies stopped, cased or
+    # contracted another way ("... delivery. Refunds" / "... delivery; refunds", "it is" /
+    # "it's") differ in a word or two of a dozen, too many shingles for them to meet
+    reworded: dict[int, list[int]] = {}
     # sketch entries each earlier text shares with this one: one Counter, emptied for each
     # text (a new one for each, its __init__ run in Python, cost a tenth of the counting:
     # 3.9M instructions at 1,000 bench candidates)
@@ -925,6 +986,8 @@ def _near_duplicates(
         details = None
         versions: dict[int, int] = {}  # short texts that differ from this one in one word: where
         keys: list[int] = []
+        same_words: tuple[int, ...] = ()  # short texts of the same words (see _reworded_key)
+        loose: int | None = None
         if not short[i]:
             shingles = cache.marks(splits[i])
         else:
@@ -944,6 +1007,10 @@ def _near_duplicates(
                     for j in alike_but_one[: _CROWD_PARTNERS - len(versions)]:
                         versions.setdefault(j, at)
                 alike_but_one.append(i)
+            loose = _reworded_key(plain[text])
+            written_otherwise = reworded.setdefault(loose, [])
+            same_words = tuple(written_otherwise[:_CROWD_PARTNERS])
+            written_otherwise.append(i)
         shingle_sets[i] = shingles
         hits: list[int] = []
         sketch = _sketch(shingles)
@@ -971,10 +1038,14 @@ def _near_duplicates(
         least = need[i]
         fewest = min(fewest, least)  # (before any later text meets this one)
         often = _met_enough(met, least, need, fewest)
-        for j in sorted(often) if not versions else sorted({*often, *versions}):
+        met_apart = {*versions, *same_words}  # (met otherwise than by their shingles)
+        for j in sorted(often) if not met_apart else sorted({*often, *met_apart}):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
-            if min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other)) and j not in versions:
+            if (
+                min(size, len(other)) < (near - CONFLICT_MARGIN) * max(size, len(other))
+                and j not in met_apart
+            ):
                 continue
             inter = len(shingles & other)
             similarity = inter / (size + len(other) - inter)
@@ -984,7 +1055,7 @@ def _near_duplicates(
             # words measured 0.75 at times): further apart, they are merely related
             # (overlapping windows, say), not conflicting.
             margin = CONFLICT_MARGIN if short[i] and short[j] else _SAMPLED_MARGIN
-            if similarity < near - margin and j not in versions:
+            if similarity < near - margin and j not in met_apart:
                 continue
             if places is not None and _neighbours(places[i], places[j], text, texts[j]):
                 continue  # one document's windows: neighbour merging sends them once
@@ -1014,12 +1085,15 @@ def _near_duplicates(
             if kind == "surroundings":
                 continue
             if kind is None:
-                if similarity >= near:
+                if similarity >= near or j in same_words:
                     # (1.0 says "exact copy": a text that differs, where only its sampled
-                    # shingles agree, is at most 0.999)
+                    # shingles agree, is at most 0.999; so is one of the same words written
+                    # otherwise, whose shingles a comma or a contraction moved further apart)
                     shown = (
                         round(similarity, 3)
                         if splits[i].key == splits[j].key
+                        else 0.999
+                        if j in same_words
                         else min(round(similarity, 3), 0.999)
                     )
                     duplicate_of[i] = (j, shown)
@@ -1030,6 +1104,8 @@ def _near_duplicates(
         if i in duplicate_of:
             for key in keys:
                 one_off[key].pop()
+            if loose is not None:
+                reworded[loose].pop()
             # Only texts that may be sent are compared with later ones, so a duplicate
             # leaves the index again (it went in last under each of its entries): a
             # thousand copies of one text leave one text there, not a thousand (past

@@ -831,6 +831,45 @@ def test_a_long_near_duplicate_is_found_whatever_its_edits_sort_like():
     assert find_duplicates([" ".join(words), " ".join(replaced)]).conflicts == {0: (1,), 1: (0,)}
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # the same words stopped, cased or contracted another way: a dozen words hold too few
+        # shingles for one change to leave them near (0.6), and both went into the prompt
+        ("It blinks blue when it is ready.", "It blinks blue when it's ready."),
+        (
+            "Returns are accepted within 30 days of delivery. Refunds take 5 business days.",
+            "Returns are accepted within 30 days of delivery; refunds take 5 business days.",
+        ),
+        (
+            "Returns are accepted within 30 days of delivery. Refunds take 5 business days.",
+            "Returns are accepted within 30 days of delivery! Refunds take 5 business days.",
+        ),
+        # (marked conflicting: "month" is a unit, though it was not what changed)
+        ("Plus costs $3.99 a month.", "Plus costs $3.99 a month!"),
+        # (marked conflicting: one number, in digits and in words)
+        ("Returns are accepted within 30 days.", "Returns are accepted within thirty days."),
+    ],
+)
+def test_short_copies_written_otherwise_are_near_duplicates(a, b):
+    report = find_duplicates([a, b])
+    assert report.duplicate_of == {1: (0, 0.999)} and not report.conflicts
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # met as copies written otherwise ("he's"), told apart by the word replaced
+        ("He is a doctor in town.", "He has a doctor in town."),
+        # three words, one of them replaced: versions of one statement
+        ("Shipping is free.", "Shipping is paid."),
+    ],
+)
+def test_short_versions_met_by_their_words_are_marked_conflicting(a, b):
+    report = find_duplicates([a, b])
+    assert not report.duplicate_of and report.conflicts == {0: (1,), 1: (0,)}
+
+
 def test_a_long_version_with_a_qualifier_put_in_is_sent_and_marked_conflicting():
     # Seed 003: "A threshold of 500 became 'around 500.'" Dropped as a near-duplicate of
     # the exact figure (similarity 0.93), the version with the qualifier never reached the

@@ -182,7 +182,6 @@ def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
         ("five business", "ten business"),
         ("the full price", "half the price"),
         ("for members", "for non-members"),
-        ("thirty days", "30 days"),
         ("is free", "is not free"),
         ("delivery", "purchase"),  # (the 30 days are counted from another day)
     ]:
@@ -192,6 +191,11 @@ def test_numbers_in_words_and_negating_prefixes_are_conflicts_not_duplicates():
         [{"id": "A", "text": RETURNS}, {"id": "B", "text": RETURNS.replace("receipt", "reciept")}], "q?"
     )
     assert r.entry("B").reason.startswith("duplicate: near-duplicate")  # small edits still are
+    # (and so is one number written in digits for the words: "thirty days" / "30 days")
+    r = satchel.pack(
+        [{"id": "A", "text": RETURNS}, {"id": "B", "text": RETURNS.replace("thirty days", "30 days")}], "q?"
+    )
+    assert r.entry("B").reason.startswith("duplicate: near-duplicate") and not r.entry("A").conflicts_with
     short = ["The warranty lasts two years for the lamp.", "The warranty lasts three years for the lamp."]
     r = satchel.pack([{"id": f"w{n}", "text": t} for n, t in enumerate(short)], "q?")
     assert r.entry("w0").conflicts_with == ("w1",)
@@ -312,11 +316,11 @@ def test_a_neighbour_that_brings_nothing_new_leaves_its_source_as_it_was():
     # sentence that w0 and w2 make together: w2 adds nothing, and no empty source is left.
     chunks = [
         {"id": "w0", "text": '"', "doc_id": "d", "start": 0, "end": 1},
-        {"id": "x0", "text": '"A. B. Smith sent it. 日本'},
+        {"id": "x0", "text": '"A. B. Smith sent it.'},
         {"id": "w2", "text": "A. B. Smith sent it. 日本", "doc_id": "d", "start": 1, "end": 24},
     ]
     r = satchel.pack(chunks, "q?")
-    assert [s.text for s in r.sources] == ['"', '"A. B. Smith sent it. 日本']
+    assert [s.text for s in r.sources] == ['"', '"A. B. Smith sent it.']
     assert r.entry("w2").reason == (
         "duplicate: all it adds to w0 was already sent (in x0) but '日本', which says nothing alone"
     )
