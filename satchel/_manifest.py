@@ -11,10 +11,11 @@ import hashlib
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ._budget import Budget
+from ._chunk import Chunk
 from ._errors import InputError
 
 __all__ = [
@@ -60,6 +61,7 @@ class ManifestEntry:
     one document is one entry's: its lead (the best-ranked member) carries the whole
     source's cost and sent tokens, and each chunk merged into it shows 0 and
     ``merged_into`` (so the costs of all entries add up to the sources' tokens).
+    ``chunk`` is the candidate as packed, and :attr:`provenance` where it came from.
 
     (Packer._manifest passes the fields by position: a field added or moved here is
     added or moved there too.)
@@ -83,16 +85,43 @@ class ManifestEntry:
     conflicts_with: tuple[str, ...] = ()
     sentences_removed: int = 0
     compression: Mapping[str, Any] | None = None
+    chunk: Chunk | None = field(default=None, repr=False, compare=False)
 
     @property
     def kept(self) -> bool:
         return self.status == "kept"
 
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """Where the candidate came from (seed 003's manifest: "item IDs, token counts,
+        provenance, and the compression ratio"): those of its PROVENANCE_FIELDS and of its
+        metadata's PROVENANCE_KEYS it has, kept or dropped (a dropped candidate is in no
+        source to say so)."""
+        chunk = self.chunk
+        if chunk is None:
+            return {}
+        out = {name: value for name in PROVENANCE_FIELDS if (value := getattr(chunk, name)) is not None}
+        metadata = chunk.metadata
+        if metadata:
+            for key in PROVENANCE_KEYS:
+                value = metadata.get(key)
+                if value is not None:
+                    out[key] = value if type(value) in (str, int, float) else str(value)  # (JSON-ready)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {name: getattr(self, name) for name in _ENTRY_FIELDS}
         out["conflicts_with"] = list(self.conflicts_with)
         out["compression"] = dict(self.compression) if self.compression is not None else None
+        out["provenance"] = self.provenance
         return out
+
+
+#: the fields of a chunk that say where it came from, and the keys of its metadata that do
+PROVENANCE_FIELDS = ("doc_id", "start", "end", "title", "section", "updated")
+PROVENANCE_KEYS = ("source", "url", "uri", "path", "file", "page")
+#: what ManifestEntry.to_dict writes of its fields (the chunk: as its provenance)
+_ENTRY_FIELDS = tuple(f.name for f in fields(ManifestEntry) if f.name != "chunk")
 
 
 @dataclass(frozen=True, slots=True)

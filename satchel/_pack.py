@@ -992,7 +992,7 @@ class Packer:
                 if not reason.startswith("boilerplate"):  # (the trace says what stripping took)
                     n, rule = stripped[cid], self._boilerplate_rule
                     reason += f"; {n} boilerplate piece(s) stripped first ({rule})"
-            # The fields in their order, passed by position: by keyword, matching the 18
+            # The fields in their order, passed by position: by keyword, matching the 19
             # names cost each entry about 2 us, as much as all the rest of this loop.
             entries.append(
                 _make_entry(
@@ -1014,6 +1014,7 @@ class Packer:
                     conflicts.get(cid, ()),  # conflicts_with
                     decision.sentences_removed,
                     compression,
+                    chunk,
                 )
             )
         return tuple(entries)

@@ -50,6 +50,7 @@ _NUMBER: _Kind = ("a number", lambda v: type(v) in (int, float))
 _STRING: _Kind = ("a string", lambda v: type(v) is str)
 _BOOLEAN: _Kind = ("true or false", lambda v: type(v) is bool)
 _STRINGS: _Kind = ("a list of strings", lambda v: type(v) is list and all(type(x) is str for x in v))
+_OBJECT: _Kind = ("an object", lambda v: type(v) is dict)
 _LABELS: _Kind = (
     "an object of label: chunk id (or list of chunk ids)",
     lambda v: type(v) is dict and all(type(t) is str or _STRINGS[1](t) for t in v.values()),
@@ -75,6 +76,7 @@ _ENTRY = {
     "role?": _STRING,
     "cost?": _INTEGER,
     "conflicts_with?": _STRINGS,
+    "provenance?": _OBJECT,
 }
 _ANSWER = {
     "text?": _STRING,

@@ -310,3 +310,53 @@ def test_json_errors_say_what_and_where_alike_on_every_python(text, message):
         json.loads(text)
     assert json_error(caught.value) == message
     assert json_error(caught.value, line=False) == message.replace("line 1 ", "").replace("line 2 ", "")
+
+
+def test_every_manifest_entry_says_where_its_candidate_came_from(tmp_path):
+    # Seed 003: "an ordered manifest: item IDs, token counts, provenance, and the compression
+    # ratio applied to each". Without it, a dropped candidate's document was in no output.
+    from pathlib import Path
+
+    chunks = [
+        {
+            "id": "a",
+            "text": "Returns are accepted within 30 days.",
+            "doc_id": "policy",
+            "start": 0,
+            "end": 36,
+            "title": "Returns",
+            "section": "Time",
+            "updated": "2026-03-01",
+            "url": "https://example.com/returns",
+        },
+        {
+            "id": "b",
+            "text": "Returns are accepted within 30 days.",
+            "doc_id": "mirror",
+            "metadata": {"path": Path("docs/returns.md"), "page": 4, "audience": "staff"},
+        },
+        {"id": "c", "text": "Refunds take five business days."},
+    ]
+    result = satchel.pack(chunks, "How long?")
+    assert result.entry("b").status == "dropped"  # (an exact copy of a)
+    assert result.entry("a").provenance == {
+        "doc_id": "policy",
+        "start": 0,
+        "end": 36,
+        "title": "Returns",
+        "section": "Time",
+        "updated": "2026-03-01",
+        "url": "https://example.com/returns",
+    }
+    # (JSON-ready: a path as its text; metadata that names no place is left out)
+    assert result.entry("b").provenance == {"doc_id": "mirror", "path": "docs/returns.md", "page": 4}
+    assert result.entry("c").provenance == {}
+    record = append_log(tmp_path / "packs.jsonl", result, clock=lambda: FIXED)
+    assert [e["provenance"] for e in record["manifest"]] == [e.provenance for e in result.manifest]
+    [read] = read_log(tmp_path / "packs.jsonl")
+    assert read["manifest"][1]["provenance"]["path"] == "docs/returns.md"
+    bad = tmp_path / "bad.jsonl"
+    record["manifest"][0]["provenance"] = "policy"
+    bad.write_text(canonical_json(record) + "\n", "utf-8")
+    with pytest.raises(satchel.PackError, match=r"manifest\[0\]\.provenance is \"policy\", not an object"):
+        list(read_log(bad))
