@@ -24,9 +24,16 @@ __all__ = [
     "resolve_cap",
 ]
 
-#: Decisive items verbatim; supporting items at most a quarter of the source
-#: budget each; background gets nothing (seed 003: "often deserves nothing").
-DEFAULT_ROLE_CAPS: Mapping[str, int | float | None] = {"decisive": None, "supporting": 0.25, "background": 0}
+#: Decisive items verbatim; supporting items at most a quarter of the source budget
+#: each; background uncapped, admitted after both: it gets whatever remains (seed 003:
+#: "Background gets whatever remains, and often deserves nothing": with role caps,
+#: admission takes the roles in that order, and the distractor filter, min_score_ratio,
+#: leaves out what deserves nothing).
+DEFAULT_ROLE_CAPS: Mapping[str, int | float | None] = {
+    "decisive": None,
+    "supporting": 0.25,
+    "background": None,
+}
 
 
 #: Seed 003's whole policy as pack() options: strip boilerplate, cap by role,

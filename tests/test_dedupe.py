@@ -1760,7 +1760,8 @@ def test_a_copy_of_an_original_a_role_cap_held_out_stays_out():
         {"id": "orig", "score": 0.8, "text": text, "role": "background"},
         {"id": "copy", "score": 0.7, "text": text},
     ]
-    r = satchel.pack(chunks, "How long is the battery covered?", **satchel.EVIDENCE_POLICY)
+    caps = {"decisive": None, "supporting": 0.25, "background": 0}
+    r = satchel.pack(chunks, "How long is the battery covered?", role_caps=caps)
     assert r.entry("orig").reason.startswith("role cap: background items get 0 tokens")
     # (and says that the original was not sent either: it read as if it had been)
     assert r.entry("copy").reason == (

@@ -128,19 +128,25 @@ def test_without_compression_an_item_over_its_cap_is_dropped_with_a_reason():
     assert r.entry("detail").stage == "represent"
 
 
-def test_background_gets_nothing_by_default_and_decisive_stays_verbatim():
+def test_background_gets_what_remains_by_default_and_decisive_stays_verbatim():
+    # Seed 003: "Background gets whatever remains, and often deserves nothing." (A cap of 0
+    # dropped it with most of the budget free.)
     big = long_text(0)
-    chunks = [chunk("d", big, 0.9)] + [
+    chunks = [chunk("bg", "Background colour.", 0.1), chunk("d", big, 0.9)] + [
         chunk(f"s{i}", f"Supporting fact {i}.", 0.8 - i / 100) for i in range(4)
     ]
-    chunks.append(chunk("bg", "Background colour.", 0.1))
     r = satchel.pack(chunks, "How much is Plus?", **satchel.EVIDENCE_POLICY)
     assert r.sources[0].text == big and r.entry("d").compression is None
-    assert r.entry("bg").reason == "role cap: background items get 0 tokens (role_caps)"
+    assert r.entry("bg").kept and r.entry("bg").role == "background"
+    # admitted after decisive and supporting items: where only they fit, background gets nothing
+    room = r.tokens.sources - r.entry("bg").cost
+    tight = satchel.pack(chunks, "How much is Plus?", source_budget=room, **satchel.EVIDENCE_POLICY)
+    assert [e.id for e in tight.manifest if not e.kept] == ["bg"]
+    assert tight.entry("bg").reason.startswith("does not fit")
 
 
 def test_roles_left_out_of_role_caps_are_not_capped():
-    # Capping decisive items alone must not switch on seed 003's other caps (background 0).
+    # Capping decisive items alone must not switch on seed 003's other caps.
     chunks = [
         chunk(f"c{i}", f"Fact {i} about the lamp.", 1 - i / 10, role=role)
         for i, role in enumerate(["decisive", "supporting", "background"])
