@@ -119,10 +119,10 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         blocks = [c["text"] for c in windows(n, 20, 20)]
 
         def run() -> None:
-            window = satchel.ContextWindow("gpt-4o")
+            window = satchel.ContextWindow("gpt-4.1")  # (a window of 1,047,576 tokens)
             for i, b in enumerate(blocks):
                 window.add_block(b, satchel.Priority.MEDIUM, f"b{i}")
-            window.assemble(max_tokens=10**7)
+            window.assemble(max_tokens=1_047_576)
 
         return blocks, run
 

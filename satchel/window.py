@@ -82,7 +82,14 @@ class ContextWindow:
                 f"or give its tokenizer: ContextWindow({model!r}, tokenizer='o200k_base' or a "
                 "tokenizer.json path or a callable); the limit is assemble(max_tokens=...)"
             )
-            tokenizer = get_model(model, advice).tokenizer
+            profile = get_model(model, advice)
+            tokenizer = profile.tokenizer
+            self._window: int | None = profile.context_window
+        else:
+            try:  # (a tokenizer given for a model Satchel does not know: no window to hold to)
+                self._window = get_model(model).context_window
+            except ConfigError:
+                self._window = None
         self.model = model
         self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
@@ -132,6 +139,13 @@ class ContextWindow:
         whole = _whole(max_tokens)  # (8000.0 or a numpy int is 8000)
         if whole is None or whole <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
+        if self._window is not None and whole > self._window:
+            # (a prompt assembled to such a limit may hold more than the model reads)
+            raise ConfigError(
+                f"max_tokens={max_tokens!r} is more than the {self._window} tokens of {self.model}'s "
+                f"context window; pass at most {self._window}, less what the answer needs "
+                f"(for a 2,000-token answer, max_tokens={self._window - 2000})"
+            )
         max_tokens = whole
         blocks = list(self._blocks.values())
         position = {b.id: i for i, b in enumerate(blocks)}  # in the order added

@@ -85,6 +85,23 @@ def test_a_critical_block_after_another_that_fills_the_window_raises():
         window.assemble(max_tokens=4)
 
 
+def test_a_limit_past_the_models_window_is_refused():
+    # A 130,001-token prompt came back for gpt-4o (128,000) under max_tokens=10**6.
+    window = ContextWindow("gpt-4o")
+    window.add_block("word " * 130_000, Priority.MEDIUM, "big")
+    with pytest.raises(
+        satchel.ConfigError,
+        match=r"max_tokens=1000000 is more than the 128000 tokens of gpt-4o's context window; pass at "
+        r"most 128000, less what the answer needs \(for a 2,000-token answer, max_tokens=126000\)",
+    ):
+        window.assemble(max_tokens=10**6)
+    assert window.assemble(max_tokens=128_000) == "" and window.usage().excluded == ("big",)
+    # a tokenizer given for a model Satchel does not know: no window to hold to
+    own = ContextWindow("in-house-7b", tokenizer="o200k_base")
+    own.add_block("Rule one.", Priority.HIGH, "r")
+    assert own.assemble(max_tokens=10**7) == "Rule one."
+
+
 def test_errors_name_the_fix():
     window = ContextWindow("gpt-4o")
     window.add_block("a", Priority.LOW, "x")
