@@ -1181,11 +1181,14 @@ def strip_boilerplate(
     sentences shared by overlapping windows of one document do not count, and
     neither do chunks in ``ignore`` (duplicates, whose repeats are not
     boilerplate). Returns, per text, the text left and how many pieces were
-    stripped. Pieces shorter than three words are never boilerplate, nor a piece
-    for which ``keep`` says so (one that holds what the question asks about).
+    stripped. Pieces shorter than three words ("Contact us.", "Yes.") are boilerplate
+    only beside one that is stripped, at the same edge ("Was this article helpful?
+    Contact us."); no piece is for which ``keep`` says so (one that holds what the
+    question asks about).
     """
     units = [_units(t) for t in texts]
     at_edges: dict[str, set[str]] = {}
+    short_at_edges: dict[str, set[str]] = {}  # (pieces under three words)
     for i, (text, spans, doc) in enumerate(zip(texts, units, documents, strict=True)):
         if i in ignore:
             continue
@@ -1196,13 +1199,36 @@ def strip_boilerplate(
             key = _key(text[s:e])
             if key is not None:
                 at_edges.setdefault(key, set()).add(doc)
+            elif short := normalise(text[s:e]):
+                short_at_edges.setdefault(short, set()).add(doc)
     boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents and not (keep and keep(k))}
+    short_boiler = {
+        k for k, docs in short_at_edges.items() if len(docs) >= min_documents and not (keep and keep(k))
+    }
     out = []
     for text, spans in zip(texts, units, strict=True):
         if not boiler:
             out.append((text, 0))
             continue
-        kept = [(s, e) for s, e in spans if normalise(text[s:e]) not in boiler]
+        gone = [normalise(text[s:e]) in boiler for s, e in spans]
+        if short_boiler and any(gone):
+            _strip_short_beside(text, spans, gone, short_boiler)
+        kept = [span for span, off in zip(spans, gone, strict=True) if not off]
         stripped = len(spans) - len(kept)
         out.append((text if not stripped else join_kept(text, kept), stripped))
     return out
+
+
+def _strip_short_beside(
+    text: str, spans: Sequence[tuple[int, int]], gone: list[bool], short_boiler: set[str]
+) -> None:
+    """Mark as ``gone`` each piece of ``short_boiler`` among a text's first or last two pieces
+    that stands beside one gone there (twice over: a short piece beside another that goes
+    with its neighbour)."""
+    last = len(spans) - 1
+    edges = {n for n in (0, 1, last - 1, last) if 0 <= n}
+    for _ in range(2):
+        for n in sorted(edges):
+            beside = (n - 1 in edges and gone[n - 1]) or (n + 1 in edges and gone[n + 1])
+            if not gone[n] and beside and normalise(text[spans[n][0] : spans[n][1]]) in short_boiler:
+                gone[n] = True

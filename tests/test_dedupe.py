@@ -690,6 +690,21 @@ def test_boilerplate_counts_documents_not_windows():
     assert three_docs == [("Alpha one.", 1), ("Beta two.", 1), ("Gamma three.", 1)]
 
 
+def test_a_short_piece_of_a_footer_goes_with_it_and_only_with_it():
+    # "Contact us." is under three words: alone at the end of three documents it stays (a
+    # bare "Yes." may answer something), but beside the footer piece that goes, it goes too.
+    bodies = ["Plus costs $3.99 a month.", "Refunds take 5 business days.", "The lamp blinks when ready."]
+    docs = ["a", "b", "c"]
+    for footer in ("\nWas this article helpful? Contact us.", "\nContact us. Was this article helpful?"):
+        out = strip_boilerplate([b + footer for b in bodies], docs)
+        assert out == [(b, 2) for b in bodies], footer
+    alone = strip_boilerplate([b + " Contact us." for b in bodies], docs)
+    assert alone == [(b + " Contact us.", 0) for b in bodies]
+    # (nor beside a piece that stays: each document's own question, answered "Yes.")
+    faq = [f"Is {b[:-1].lower()}? Yes." for b in bodies]
+    assert strip_boilerplate(faq, docs) == [(t, 0) for t in faq]
+
+
 def test_long_texts_keep_the_shingles_whose_first_word_has_an_uncommon_initial():
     # The regex sample equals picking, sentence by sentence and word by word, the
     # 3-shingles of each normalised sentence (cut short at its end) whose first word
