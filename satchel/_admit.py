@@ -346,7 +346,13 @@ def admit(
             # into the close tag: "."), so skip the dedupe work.
             needs = cost([chunk], chunk.text, label)
             if needs > left:
-                out.decisions[chunk.id] = _no_room(chunk, needs, room, names, apart=apart)
+                decision = _no_room(chunk, needs, room, names, apart=apart)
+                compressible = not critical and (
+                    policy.extractive or (policy.compressor is not None and role in policy.compressor_roles)
+                )
+                if compressible:  # (the verbatim cost alone read as if compression were never tried)
+                    decision.reason += f" (its enclosure alone takes {overhead}: no compression can fit it)"
+                out.decisions[chunk.id] = decision
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)
         edges = place is None or not neighbours or apart is not None

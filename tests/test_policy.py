@@ -736,3 +736,19 @@ def test_a_footer_is_not_kept_for_a_word_that_only_starts_like_a_question_term()
     ]
     r = satchel.pack(chunks, "How do I reset my Brightgrid lamp?", strip_boilerplate=True)
     assert footer not in r.text and all(e.compression == {"boilerplate_stripped": 1} for e in r.manifest)
+
+
+def test_a_candidate_left_no_room_for_its_enclosure_says_compression_could_not_help():
+    # "does not fit: needs 94 tokens" read as if compression had never been tried on it.
+    chunks = [chunk("top", long_text(0), 0.9), chunk("bg", long_text(3), 0.1)]
+    first = satchel.pack(chunks[:1], "How much does Plus cost?", compress=True)
+    room = first.tokens.sources + 3  # (three tokens left after the first source)
+    r = satchel.pack(chunks, "How much does Plus cost?", source_budget=room, compress=True)
+    reason = r.entry("bg").reason
+    assert re.fullmatch(
+        r"does not fit: needs \d+ tokens, 3 of \d+ left "
+        r"\(its enclosure alone takes \d+: no compression can fit it\)",
+        reason,
+    ), reason
+    plain = satchel.pack(chunks, "How much does Plus cost?", source_budget=room)
+    assert re.fullmatch(r"does not fit: needs \d+ tokens, 3 of \d+ left", plain.entry("bg").reason)
