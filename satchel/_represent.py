@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ._chunk import check_utf8
 from ._dedupe import NEGATION_PATTERN, NUMBER_WORD_PATTERN
 from ._errors import CallerCode, ConfigError, InputError
-from ._sentences import _code_blocks, split_sentences
+from ._sentences import _code_blocks, refers_back, split_sentences
 from ._tokens import cut_in
 
 __all__ = [
@@ -320,7 +320,32 @@ def compress(
     relevance = sorted(
         (i for i in range(len(units)) if i not in protected), key=lambda i: (-relevance_of(i), i)
     )
+    taken = set(chosen)
     for i in relevance:
+        if i in taken:
+            continue  # (kept with a sentence after it that points back at it, below)
+        first = i
+        while first > 0 and first - 1 not in taken and refers_back(units[first]):
+            first -= 1
+        if first < i:
+            # A sentence that points back at the one before it ("That claim is false.") goes
+            # in with it or not at all: alone, it reads as said of whatever was kept before.
+            # (each counted from the pieces it changes, as one unit is below; undone if the
+            # group is over the cap: counted whole, a long text's every "It ..." was a count
+            # of all that was kept)
+            before = (list(chosen), total, adding)
+            for k in range(first, i + 1):
+                tally = with_unit(k) if adding else None
+                if tally is None:
+                    tally = count(render(chosen + [k]))
+                    adding = False
+                bisect.insort(chosen, k)
+                total = tally
+            if total <= cap:
+                taken.update(range(first, i + 1))
+            else:
+                chosen, total, adding = before
+            continue
         tally = with_unit(i) if adding else None
         if tally is None:
             tally = count(render(chosen + [i]))
@@ -328,6 +353,7 @@ def compress(
                 adding = False  # a cut that does not add up: count whole from now on
         if tally <= cap:
             bisect.insort(chosen, i)
+            taken.add(i)
             total = tally
     # (every unit kept is a compression too: of a text padded with blank lines, say)
     if not chosen:

@@ -1307,6 +1307,14 @@ _REFERS_BACK = re.compile(
     )
     + r"\b"
 )
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether ``sentence`` opens with a word pointing at what came before it ("That claim is
+    false.", "However, this was ...", "He was born in 1900."): what it says depends on it."""
+    return _REFERS_BACK.match(normalise(sentence)) is not None
+
+
 #: a sentence's end: ".", "!", "?" or "…", and any closing quotes or brackets after it
 _ENDS_SENTENCE = re.compile(r"""[.!?…。！？]["'”’)\]」』）]*\Z""")
 

@@ -752,3 +752,25 @@ def test_a_candidate_left_no_room_for_its_enclosure_says_compression_could_not_h
     ), reason
     plain = satchel.pack(chunks, "How much does Plus cost?", source_budget=room)
     assert re.fullmatch(r"does not fit: needs \d+ tokens, 3 of \d+ left", plain.entry("bg").reason)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The plan was updated on 2024-03-01. That claim is false.",
+        "Smith joined the board in 1990. He was born in 1900.",
+        "The lamp was redesigned last year. However, this was reversed.",
+    ],
+)
+def test_compression_keeps_a_sentence_that_refers_back_only_with_the_one_before_it(text):
+    # Kept alone ("… That claim is false."), it read as said of whatever was kept before it.
+    first, second = satchel.split_sentences(text)
+    for cap in range(4, 40):
+        r = satchel.pack(
+            [chunk("a", "Plus is the premium plan.", 0.9), chunk("b", text, 0.5)],
+            "How much does Plus cost?",
+            compress=True,
+            role_caps={"supporting": cap},
+        )
+        sent = " ".join(s.text for s in r.sources if "b" in s.ids)
+        assert text[slice(*second)] not in sent or text[slice(*first)] in sent, (cap, sent)
