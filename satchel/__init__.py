@@ -33,6 +33,7 @@ from ._render import public_unescape as unescape
 from ._roles import DEFAULT_ROLE_CAPS, EVIDENCE_POLICY, RoleRule
 from ._sentences import split_sentences
 from ._tokens import TokenCounter, Tokenizer, resolve_tokenizer
+from .chunking import DocumentChunker
 from .citations import Citations, cite
 from .window import ContextWindow, WindowUsage
 
@@ -50,6 +51,7 @@ __all__ = [
     "Citations",
     "ConfigError",
     "ContextWindow",
+    "DocumentChunker",
     "InputError",
     "ManifestEntry",
     "ModelError",
