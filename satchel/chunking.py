@@ -168,7 +168,11 @@ class DocumentChunker:
                         at,
                         min(word_end, at + self.max_tokens * _MOST_PER_TOKEN) - 1,
                     )
-                    cut = at if cut is None else cut  # (a character over it alone: sent as it is)
+                    if cut is None:
+                        raise ConfigError(
+                            f"the character {text[at]!r} at {at} is {count(text[at])} tokens alone, over "
+                            f"max_tokens={limit}; raise max_tokens to {count(text[at])} or more"
+                        )
                     pieces.append((at, cut + 1))
                     at = cut + 1
                 w += 1

@@ -170,3 +170,11 @@ def test_bad_settings_and_documents_are_refused_with_the_fix():
         chunker.chunk("Text.", None)  # type: ignore[arg-type]
     with pytest.raises(satchel.InputError, match=r"chunk\(\) sets start itself"):
         chunker.chunk("Text.", "d", start=5)
+
+
+def test_a_character_over_max_tokens_alone_is_refused_not_sent_over():
+    # (a code point of 4 tokens under max_tokens=2 can be cut no further)
+    with pytest.raises(
+        satchel.ConfigError, match=r"the character '𒀀' at 3 is 4 tokens alone, over max_tokens=2; raise"
+    ):
+        DocumentChunker(max_tokens=2).chunk("ab 𒀀𒀀", "d")
