@@ -407,6 +407,19 @@ def admit(
             decision.sentences_removed = removed
             out.decisions[chunk.id] = decision
             continue
+        if (
+            ledger is not None
+            and shaped.compression is not None
+            and shaped.compression["strategy"] == "abstractive"
+        ):
+            # A summary is new text, which the ledger never saw: two items the compressor
+            # summed up alike were both sent.
+            summary = ledger.fresh(shaped.text)
+            if summary.sent_in and not summary.text:
+                out.decisions[chunk.id] = _already_sent(
+                    summary, "every sentence of its summary (abstractive)"
+                )
+                continue
         span = None
         if place is not None and shaped.compression is None and apart is None:
             # still a slice of its document (when the ledger took sentences only from its

@@ -774,3 +774,40 @@ def test_compression_keeps_a_sentence_that_refers_back_only_with_the_one_before_
         )
         sent = " ".join(s.text for s in r.sources if "b" in s.ids)
         assert text[slice(*second)] not in sent or text[slice(*first)] in sent, (cap, sent)
+
+
+def test_a_summary_that_says_only_what_was_sent_is_a_duplicate():
+    # Two background items the compressor summed up alike were both sent: a summary is new
+    # text, which the sentence ledger never saw.
+    chunks = [chunk("top", "Plus costs $3.99 a month.", 0.9)] + [
+        chunk(
+            f"bg{i}",
+            f"Background fact {i} about the company history and its offices in Europe.",
+            0.5 - i / 10,
+        )
+        for i in range(3)
+    ]
+    for c in chunks[1:]:
+        c["role"] = "background"
+
+    def summarise(text, question, max_tokens):
+        return "The company has a long history in Europe."
+
+    r = satchel.pack(
+        chunks,
+        "Plus price?",
+        compress=True,
+        role_caps={"background": 10},
+        compressor=summarise,
+        compressor_roles=["background"],
+    )
+    assert [s.text for s in r.sources] == [
+        "Plus costs $3.99 a month.",
+        "The company has a long history in Europe.",
+    ]
+    for cid in ("bg1", "bg2"):
+        assert (
+            r.entry(cid).reason
+            == "duplicate: every sentence of its summary (abstractive) was already sent (in bg0)"
+        )
+        assert r.entry(cid).duplicate_of == "bg0"
