@@ -288,12 +288,21 @@ _TENS = dict(
 )
 
 
+#: what a number of _number's opens with: a digit, or a number word's first letter
+_NUMBER_STARTS = (
+    frozenset("0123456789") | {w[0] for w in (*_UNITS, *_TENS)} | {w[0].upper() for w in (*_UNITS, *_TENS)}
+)
+
+
 def _number(word: str) -> int | None:
     """The whole number a word writes in digits ("30") or in words up to ninety-nine ("thirty",
     "twenty-one"), else None."""
-    core = word.strip(_PUNCT).lower()
+    core = word.strip(_PUNCT)
+    if core[:1] not in _NUMBER_STARTS:  # ("$2.99", "Plus": most words, told at once)
+        return None
     if core.isascii() and core.isdigit():
         return int(core)
+    core = core.lower()
     if core in _UNITS:
         return _UNITS[core]
     tens, _, unit = core.partition("-")
