@@ -242,6 +242,13 @@ def test_trace_table_and_budget_bar_match_the_library(open_lab, url):
             assert (int(sent), int(cost)) == (e.sent_tokens, e.cost)
     assert any(r[3] == "dropped" and "does not fit" in r[4] for r in rows)
     assert any(r[3] == "dropped" and "duplicate" in r[4] for r in rows)
+    # each ID says where its candidate came from, kept or dropped (the manifest's provenance)
+    where = page.locator("#trace-table td.id").evaluate_all("ts => ts.map(t => t.title)")
+    for shown, e in zip(where, manifest, strict=True):
+        p = e.provenance
+        place = [f"{p['doc_id']}, characters {p['start']}–{p['end']}"] if "doc_id" in p else []
+        assert shown == " · ".join([*place, p["title"], p["section"], f"updated {p['updated']}"]), shown
+    assert any(", characters " in shown for shown in where)  # (the setup guide's windows)
 
     usage = expected.tokens.to_dict()
     legend = dict(

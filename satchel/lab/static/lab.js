@@ -275,6 +275,17 @@ function focusSource(label) {
   }
 }
 
+// Where a candidate came from (the manifest's provenance), as one line: the ID cell's tooltip.
+function provenanceText(p) {
+  if (!p || typeof p !== "object") return null;
+  const parts = [];
+  if (p.doc_id != null) parts.push(p.start != null && p.end != null ? `${p.doc_id}, characters ${p.start}–${p.end}` : `${p.doc_id}`);
+  for (const key of ["title", "section"]) if (p[key] != null) parts.push(`${p[key]}`);
+  if (p.updated != null) parts.push(`updated ${p.updated}`);
+  for (const key of ["source", "url", "uri", "path", "file", "page"]) if (p[key] != null) parts.push(`${key} ${p[key]}`);
+  return parts.length ? parts.join(" · ") : null;
+}
+
 function renderTrace(result) {
   renderBudget(result);
   const tbody = clear($("#trace-table tbody"));
@@ -291,7 +302,7 @@ function renderTrace(result) {
       tabindex: e.label ? "0" : null, title: e.label ? `show ${e.label} in the prompt` : null },
       el("td", { class: "n" }, e.position ?? "–"),
       el("td", {}, e.label ? el("span", { class: `tag src-${(e.position - 1) % 6}` }, e.label) : "–"),
-      el("td", { class: "id" }, e.id),
+      el("td", { class: "id", title: provenanceText(e.provenance) }, e.id),
       el("td", {}, el("span", { class: `status ${e.status}` }, e.status)),
       el("td", { class: "reason" }, reason),
       el("td", {}, e.role ?? "–"),
