@@ -1235,7 +1235,7 @@ def _strip_short_beside(
     that stands beside one gone there (twice over: a short piece beside another that goes
     with its neighbour)."""
     last = len(spans) - 1
-    edges = {n for n in (0, 1, last - 1, last) if 0 <= n}
+    edges = {n for n in (0, 1, last - 1, last) if 0 <= n <= last}
     for _ in range(2):
         for n in sorted(edges):
             beside = (n - 1 in edges and gone[n - 1]) or (n + 1 in edges and gone[n + 1])

@@ -698,6 +698,9 @@ def test_a_short_piece_of_a_footer_goes_with_it_and_only_with_it():
     for footer in ("\nWas this article helpful? Contact us.", "\nContact us. Was this article helpful?"):
         out = strip_boilerplate([b + footer for b in bodies], docs)
         assert out == [(b, 2) for b in bodies], footer
+    # (a text of one piece, that piece boilerplate: found by a fuzzing pass, an IndexError)
+    texts = [b + "\nWas this article helpful? Contact us." for b in bodies] + ["Was this article helpful?"]
+    assert strip_boilerplate(texts, [*docs, "d"])[-1] == ("", 1)
     alone = strip_boilerplate([b + " Contact us." for b in bodies], docs)
     assert alone == [(b + " Contact us.", 0) for b in bodies]
     # (nor beside a piece that stays: each document's own question, answered "Yes.")
