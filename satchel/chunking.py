@@ -25,7 +25,7 @@ from typing import Any
 from ._chunk import Chunk, _whole
 from ._errors import ConfigError, InputError
 from ._models import get_model
-from ._sentences import split_sentences
+from ._sentences import _HEADING, split_sentences
 from ._tokens import TokenCounter, resolve_tokenizer
 
 __all__ = ["DocumentChunker"]
@@ -117,6 +117,9 @@ class DocumentChunker:
                 if more > self.max_tokens:
                     break
                 last, tokens = last + 1, more
+            # (a heading belongs to what follows it: it opens the next chunk, not ends this one)
+            while last > first and last + 1 < len(units) and self._heading(text, units[last]):
+                last -= 1
             runs.append((start, units[last][1]))
             if last + 1 == len(units):
                 break
@@ -124,7 +127,8 @@ class DocumentChunker:
             # overlap, and in max_tokens with the unit after them (or it would end where
             # this one ends, adding nothing).
             following = last + 1
-            while following - 1 > first:
+            # (none across a heading: the next section does not open with the end of this one)
+            while following - 1 > first and not self._heading(text, units[last + 1]):
                 shared = units[following - 1][0]
                 if count(text[shared : units[last][1]]) > self.overlap:
                     break
@@ -133,6 +137,11 @@ class DocumentChunker:
                 following -= 1
             first = following
         return runs
+
+    @staticmethod
+    def _heading(text: str, unit: tuple[int, int]) -> bool:
+        """Whether ``unit`` is a Markdown heading ("## Warranty")."""
+        return _HEADING.match(text, unit[0], unit[1]) is not None
 
     def _fitted(self, text: str, span: tuple[int, int], count: TokenCounter) -> list[tuple[int, int]]:
         """A unit, or, when it is over ``max_tokens``, its longest pieces that fit: cut between
