@@ -187,3 +187,52 @@ def test_a_bad_option_is_named_as_it_was_typed(capsys, option, value, message):
     with pytest.raises(SystemExit) as exit_:
         main(["pack", "--example", option, value])
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+MANUAL = (
+    "# Aurora lamp\n\nThe Aurora lamp has three modes. Night mode dims it to ten percent. Party mode "
+    "cycles through colours every two seconds.\n\n## Warranty\n\nThe warranty covers parts and labour "
+    "for two years from the date of purchase. It does not cover damage from water. Returns are "
+    "accepted within 30 days of delivery.\n"
+)
+
+
+def test_chunk_cuts_a_document_into_candidates_that_pack_reads(tmp_path, capsys, monkeypatch):
+    doc = tmp_path / "manual.md"
+    doc.write_text(MANUAL, "utf-8")
+    code, out, err = run(
+        capsys, "chunk", str(doc), "--max-tokens", "30", "--overlap", "8", "--title", "Manual"
+    )
+    assert code == 0 and not err
+    chunks = [json.loads(line) for line in out.splitlines()]
+    assert [c["id"] for c in chunks] == [f"manual.md#{n}" for n in range(len(chunks))]
+    assert all(MANUAL[c["start"] : c["end"]] == c["text"] and c["title"] == "Manual" for c in chunks)
+    # (a heading opens the chunk of its section, and no overlap reaches back across it)
+    assert chunks[1]["text"].startswith("## Warranty") and not chunks[0]["text"].endswith("## Warranty")
+    code, packed, _ = run(
+        capsys,
+        "pack",
+        "-",
+        "--question",
+        "How long is the warranty?",
+        "--format",
+        "json",
+        stdin=out,
+        monkeypatch=monkeypatch,
+    )
+    result = json.loads(packed)
+    assert code == 0 and len(result["sources"]) == 2  # (the two sections; the overlap merged)
+    assert "30 days of delivery" in result["text"] and result["text"].count("damage from water") == 1
+
+
+def test_chunk_says_what_is_missing(tmp_path, capsys, monkeypatch):
+    code, _, err = run(capsys, "chunk", "-", stdin="Some text.", monkeypatch=monkeypatch)
+    assert code == 2 and "a document read from stdin has no name; give it one with --doc-id" in err
+    empty = tmp_path / "empty.md"
+    empty.write_text("  \n", "utf-8")
+    code, _, err = run(capsys, "chunk", str(empty))
+    assert code == 2 and f"{empty} is empty" in err
+    doc = tmp_path / "doc.md"
+    doc.write_text("Some text.", "utf-8")
+    code, _, err = run(capsys, "chunk", str(doc), "--max-tokens", "0")
+    assert code == 2 and "max_tokens=0 must be a positive whole number of tokens" in err

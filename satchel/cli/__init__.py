@@ -34,6 +34,7 @@ def command(
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import chunk as _chunk  # noqa: F401  (registers its command)
     from . import pack as _pack  # noqa: F401  (registers its command)
 
     for optional in ("trace", "ablate", "lab"):
