@@ -127,6 +127,7 @@ def test_chunks_go_into_a_context_window_as_seed_004_says_and_merge_back_in_a_pa
                 "Is it waterproof?",
                 "No.",
                 "- a list item",
+                "## A heading",
                 "| a | table | row |",
                 "Dr. Smith said so in 2024.",
                 "仅限会员。",
