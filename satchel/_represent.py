@@ -185,6 +185,18 @@ def _protected_units(units: Sequence[str], terms: frozenset[str]) -> list[int]:
     return sorted(kept)
 
 
+#: a sentence that opens by turning on the one before it ("However, ...", "But ...")
+_TURNS = re.compile(
+    r"""["'“‘(]*(?:however|but|yet|nevertheless|nonetheless|instead|still|even so|in fact)\b""", re.IGNORECASE
+)
+
+
+def _turns(unit: str) -> bool:
+    """Whether ``unit`` turns on the sentence before it: kept without it, that one reads as
+    still true ("The lamp was redesigned." / "However, this was reversed.")."""
+    return _TURNS.match(unit) is not None
+
+
 def protected_spans(text: str, question: str) -> list[str]:
     """The sentences of ``text`` that compression must keep, for a question."""
     units = [text[s:e] for s, e in split_sentences(text)]
@@ -323,18 +335,21 @@ def compress(
     taken = set(chosen)
     for i in relevance:
         if i in taken:
-            continue  # (kept with a sentence after it that points back at it, below)
-        first = i
-        while first > 0 and first - 1 not in taken and refers_back(units[first]):
+            continue  # (kept with a sentence beside it, below)
+        first = last_unit = i
+        while first > 0 and first - 1 not in taken and (refers_back(units[first]) or _turns(units[first])):
             first -= 1
-        if first < i:
+        while last_unit < last and last_unit + 1 not in taken and _turns(units[last_unit + 1]):
+            last_unit += 1
+        if first < i or last_unit > i:
             # A sentence that points back at the one before it ("That claim is false.") goes
             # in with it or not at all: alone, it reads as said of whatever was kept before.
-            # (each counted from the pieces it changes, as one unit is below; undone if the
-            # group is over the cap: counted whole, a long text's every "It ..." was a count
-            # of all that was kept)
+            # So does one that turns on it ("However, this was reversed."): without it, the
+            # one before reads as still true. (Each counted from the pieces it changes, as
+            # one unit is below; undone if the group is over the cap: counted whole, a long
+            # text's every "It ..." was a count of all that was kept.)
             before = (list(chosen), total, adding)
-            for k in range(first, i + 1):
+            for k in range(first, last_unit + 1):
                 tally = with_unit(k) if adding else None
                 if tally is None:
                     tally = count(render(chosen + [k]))
@@ -342,7 +357,7 @@ def compress(
                 bisect.insort(chosen, k)
                 total = tally
             if total <= cap:
-                taken.update(range(first, i + 1))
+                taken.update(range(first, last_unit + 1))
             else:
                 chosen, total, adding = before
             continue

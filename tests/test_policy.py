@@ -811,3 +811,25 @@ def test_a_summary_that_says_only_what_was_sent_is_a_duplicate():
             == "duplicate: every sentence of its summary (abstractive) was already sent (in bg0)"
         )
         assert r.entry(cid).duplicate_of == "bg0"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Alpha is here. The lamp was redesigned last year. However, this was reversed.",
+        "Alpha is here. The lamp was redesigned last year. But the old model stays on sale.",
+    ],
+)
+def test_compression_never_keeps_a_sentence_without_the_one_that_turns_on_it(text):
+    # "The lamp was redesigned last year." kept and "However, this was reversed." cut: what
+    # was sent read as still true.
+    units = [text[a:b] for a, b in satchel.split_sentences(text)]
+    for cap in range(4, 40):
+        r = satchel.pack(
+            [chunk("a", "Plus is the premium plan.", 0.9), chunk("b", text, 0.5)],
+            "How much does Plus cost?",
+            compress=True,
+            role_caps={"supporting": cap},
+        )
+        sent = " ".join(s.text for s in r.sources if "b" in s.ids)
+        assert (units[1] in sent) == (units[2] in sent), (cap, sent)
