@@ -1047,7 +1047,8 @@ def _near_duplicates(
         least = need[i]
         fewest = min(fewest, least)  # (before any later text meets this one)
         often = _met_enough(met, least, need, fewest)
-        met_apart = {*versions, *same_words}  # (met otherwise than by their shingles)
+        # (met otherwise than by their shingles: short texts only; a long text builds no set)
+        met_apart = {*versions, *same_words} if versions or same_words else _NONE_MET
         for j in sorted(often) if not met_apart else sorted({*often, *met_apart}):
             other = shingle_sets[j]
             # Jaccard >= t needs the smaller set to be at least t x the larger.
@@ -1127,6 +1128,9 @@ def _near_duplicates(
                     posting.pop()
                 if details is not None:
                     alike[sh, details].pop()
+
+
+_NONE_MET: frozenset[int] = frozenset()
 
 
 def _met_enough(met: Counter[int], least: int, need: dict[int, int], fewest: int) -> list[int]:
