@@ -274,20 +274,9 @@ def _changed(left: Sequence[str], right: Sequence[str]) -> bool:
     )
 
 
-#: the numbers up to ninety-nine as words (see _number)
-_UNITS = dict(
-    zip(
-        """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
-        fifteen sixteen seventeen eighteen nineteen""".split(),
-        range(20),
-        strict=True,
-    )
-)
-_TENS = dict(
-    zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 100, 10), strict=True)
-)
-
-
+#: the numbers up to ninety-nine as words (see _number): NUMBER_WORDS opens with them in order
+_UNITS = {word: n for n, word in enumerate(NUMBER_WORDS[:20])}
+_TENS = dict(zip(NUMBER_WORDS[20:28], range(20, 100, 10), strict=True))
 #: what a number of _number's opens with: a digit, or a number word's first letter
 _NUMBER_STARTS = (
     frozenset("0123456789") | {w[0] for w in (*_UNITS, *_TENS)} | {w[0].upper() for w in (*_UNITS, *_TENS)}
@@ -311,14 +300,23 @@ def _number(word: str) -> int | None:
     return None
 
 
+def _shortens(plain: str) -> str | None:
+    """The word a contraction (lower case, straight quote) shortens ("it's" -> "it", "we'll"
+    -> "we"); None for a word that is none ("n't" is a negation, judged as one)."""
+    if "'" in plain and not plain.endswith("n't"):
+        return plain.partition("'")[0]
+    return None
+
+
 def _content_words(words: Sequence[str]) -> tuple[list[str], bool]:
     """The words of one side as _replaced compares them (a contraction as the word it
     shortens), and whether one was contracted."""
     out, contracted = [], False
     for word in words:
         plain = word.strip(_PUNCT).lower().replace("’", "'")
-        if "'" in plain and not plain.endswith("n't"):
-            plain, contracted = plain.partition("'")[0], True
+        shortened = _shortens(plain)
+        if shortened is not None:
+            plain, contracted = shortened, True
         if plain and plain not in _INTERCHANGEABLE:
             out.append(plain)
     return out, contracted
@@ -809,9 +807,9 @@ def _reworded_key(words: Sequence[str]) -> int:
     ever ("He is a doctor." / "He has a doctor." differ in a word replaced)."""
     out = []
     for word in words:
-        head, apostrophe, _ = word.partition("'")
-        if apostrophe and not word.endswith("n't"):
-            word = head
+        shortened = _shortens(word)
+        if shortened is not None:
+            word = shortened
         elif word in _CONTRACTED:
             continue
         if word:
