@@ -1212,34 +1212,35 @@ def strip_boilerplate(
                 at_edges.setdefault(key, set()).add(doc)
             elif short := normalise(text[s:e]):
                 short_at_edges.setdefault(short, set()).add(doc)
-    boiler = {k for k, docs in at_edges.items() if len(docs) >= min_documents and not (keep and keep(k))}
-    short_boiler = {
-        k for k, docs in short_at_edges.items() if len(docs) >= min_documents and not (keep and keep(k))
-    }
+
+    def common(edges: dict[str, set[str]]) -> set[str]:
+        """The pieces at the edges of chunks of ``min_documents`` documents, but those to keep."""
+        return {k for k, docs in edges.items() if len(docs) >= min_documents and not (keep and keep(k))}
+
+    boiler, short_boiler = common(at_edges), common(short_at_edges)
     out = []
     for text, spans in zip(texts, units, strict=True):
         if not boiler:
             out.append((text, 0))
             continue
-        gone = [normalise(text[s:e]) in boiler for s, e in spans]
+        normal = [normalise(text[s:e]) for s, e in spans]
+        gone = [piece in boiler for piece in normal]
         if short_boiler and any(gone):
-            _strip_short_beside(text, spans, gone, short_boiler)
+            _strip_short_beside(normal, gone, short_boiler)
         kept = [span for span, off in zip(spans, gone, strict=True) if not off]
         stripped = len(spans) - len(kept)
         out.append((text if not stripped else join_kept(text, kept), stripped))
     return out
 
 
-def _strip_short_beside(
-    text: str, spans: Sequence[tuple[int, int]], gone: list[bool], short_boiler: set[str]
-) -> None:
+def _strip_short_beside(normal: Sequence[str], gone: list[bool], short_boiler: set[str]) -> None:
     """Mark as ``gone`` each piece of ``short_boiler`` among a text's first or last two pieces
-    that stands beside one gone there (twice over: a short piece beside another that goes
-    with its neighbour)."""
-    last = len(spans) - 1
+    (``normal``: its pieces, normalised) that stands beside one gone there (twice over: a
+    short piece beside another that goes with its neighbour)."""
+    last = len(normal) - 1
     edges = {n for n in (0, 1, last - 1, last) if 0 <= n <= last}
     for _ in range(2):
         for n in sorted(edges):
             beside = (n - 1 in edges and gone[n - 1]) or (n + 1 in edges and gone[n + 1])
-            if not gone[n] and beside and normalise(text[spans[n][0] : spans[n][1]]) in short_boiler:
+            if not gone[n] and beside and normal[n] in short_boiler:
                 gone[n] = True
