@@ -321,6 +321,14 @@ def compress(
             tally += count(piece(i, after, beyond)) - count(piece(before, after, beyond))
         return tally
 
+    def counted_with(i: int) -> tuple[int, bool]:
+        """count(render(chosen + [i])), and whether counts still add up at every cut with unit
+        ``i`` in: from the pieces it changes while they do, else whole (and from then on)."""
+        tally = with_unit(i) if adding else None
+        if tally is None:
+            return count(render(chosen + [i])), False
+        return tally, True
+
     # Whether counts add up at every cut between the pieces of render(chosen).
     adding = adds_up and all(cut(a, b) is not None for a, b in zip(chosen, chosen[1:], strict=False))
 
@@ -350,26 +358,18 @@ def compress(
             # text's every "It ..." was a count of all that was kept.)
             before = (list(chosen), total, adding)
             for k in range(first, last_unit + 1):
-                tally = with_unit(k) if adding else None
-                if tally is None:
-                    tally = count(render(chosen + [k]))
-                    adding = False
+                total, adding = counted_with(k)
                 bisect.insort(chosen, k)
-                total = tally
             if total <= cap:
                 taken.update(range(first, last_unit + 1))
             else:
                 chosen, total, adding = before
             continue
-        tally = with_unit(i) if adding else None
-        if tally is None:
-            tally = count(render(chosen + [i]))
-            if tally <= cap:
-                adding = False  # a cut that does not add up: count whole from now on
+        tally, adds_up_with = counted_with(i)
         if tally <= cap:
             bisect.insort(chosen, i)
             taken.add(i)
-            total = tally
+            total, adding = tally, adds_up_with
     # (every unit kept is a compression too: of a text padded with blank lines, say)
     if not chosen:
         return None
