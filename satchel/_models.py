@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._errors import ConfigError, UnknownModelError
+from ._tokens import Tokenizer, resolve_tokenizer
 
 __all__ = ["ModelProfile", "get_model", "known_models", "register_model"]
 
@@ -144,3 +145,24 @@ def get_model(name: str, advice: str = _PACK_ADVICE) -> ModelProfile:
     raise UnknownModelError(
         f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), {advice}"
     )
+
+
+def tokenizer_for(model: str, tokenizer: Any, caller: str, limit: str = "") -> tuple[Tokenizer, int | None]:
+    """What a counter of ``model`` that is no pack (``caller``: ``ContextWindow``,
+    ``DocumentChunker``) counts with: ``tokenizer`` as given (see resolve_tokenizer), else
+    the model's own; and the
+    model's context window, None for a model Satchel does not know (only with a tokenizer
+    given). ``limit``: where the caller's own limit is set, for the error's advice (pack's
+    names context_window=, which these have none of)."""
+    advice = (
+        f"or give its tokenizer: {caller}({model!r}, tokenizer='o200k_base' or a "
+        f"tokenizer.json path or a callable){limit}"
+    )
+    try:
+        profile = get_model(model, advice)
+    except ConfigError:
+        if tokenizer is None:
+            raise
+        return resolve_tokenizer(tokenizer, None, model), None  # (for a model Satchel does not know)
+    given = profile.tokenizer if tokenizer is None else tokenizer
+    return resolve_tokenizer(given, None, model), profile.context_window

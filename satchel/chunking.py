@@ -24,9 +24,9 @@ from typing import Any
 
 from ._chunk import Chunk, _whole
 from ._errors import ConfigError, InputError
-from ._models import get_model
+from ._models import tokenizer_for
 from ._sentences import _HEADING, split_sentences
-from ._tokens import TokenCounter, resolve_tokenizer
+from ._tokens import TokenCounter
 
 __all__ = ["DocumentChunker"]
 
@@ -56,16 +56,10 @@ class DocumentChunker:
                 f"overlap={overlap!r} must be a whole number of tokens from 0 to less than "
                 f"max_tokens={limit}, such as {limit // 8}"
             )
-        if tokenizer is None:
-            advice = (
-                f"or give its tokenizer: DocumentChunker({model!r}, tokenizer='o200k_base' or a "
-                "tokenizer.json path or a callable)"
-            )
-            tokenizer = get_model(model, advice).tokenizer
+        self._tokenizer, _ = tokenizer_for(model, tokenizer, "DocumentChunker")
         self.model = model
         self.max_tokens = limit
         self.overlap = shared
-        self._tokenizer = resolve_tokenizer(tokenizer, None, model)
 
     def chunk(self, text: str, doc_id: str, **fields: Any) -> list[Chunk]:
         """``text`` cut into chunks with ids ``doc_id#0``, ``doc_id#1``, ..., each with its

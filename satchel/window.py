@@ -30,9 +30,9 @@ from typing import Any
 from ._admit import Decision, _no_room
 from ._chunk import Chunk, Priority, _whole, as_priority, check_utf8
 from ._errors import BudgetError, ConfigError, InputError
-from ._models import get_model
+from ._models import tokenizer_for
 from ._pack import rank_candidates
-from ._tokens import TokenCounter, resolve_tokenizer
+from ._tokens import TokenCounter
 
 __all__ = ["BlockIds", "ContextWindow", "WindowUsage"]
 
@@ -75,23 +75,11 @@ class ContextWindow:
     """Blocks with priorities packed into a token limit."""
 
     def __init__(self, model: str = "gpt-4o", *, tokenizer: Any = None) -> None:
-        if tokenizer is None:
-            # (pack's advice names context_window=, which a window has none of: its limit is
-            # assemble's max_tokens)
-            advice = (
-                f"or give its tokenizer: ContextWindow({model!r}, tokenizer='o200k_base' or a "
-                "tokenizer.json path or a callable); the limit is assemble(max_tokens=...)"
-            )
-            profile = get_model(model, advice)
-            tokenizer = profile.tokenizer
-            self._window: int | None = profile.context_window
-        else:
-            try:  # (a tokenizer given for a model Satchel does not know: no window to hold to)
-                self._window = get_model(model).context_window
-            except ConfigError:
-                self._window = None
+        counter, self._window = tokenizer_for(
+            model, tokenizer, "ContextWindow", "; the limit is assemble(max_tokens=...)"
+        )
         self.model = model
-        self._count = TokenCounter(resolve_tokenizer(tokenizer, None, model))
+        self._count = TokenCounter(counter)
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
         self._usage: WindowUsage | None = None
         self._failed = False  # whether the last assemble() raised
