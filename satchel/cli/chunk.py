@@ -10,9 +10,8 @@ import sys
 from .._errors import InputError
 from .._manifest import canonical_json
 from ..chunking import DocumentChunker
-from ..log import decode_utf8
 from . import command
-from .pack import _read_bytes
+from .pack import read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,8 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    name = "stdin" if args.file == "-" else args.file
-    text = decode_utf8(_read_bytes(args.file), name, "send UTF-8" if args.file == "-" else "save it as UTF-8")
+    name, text = read_text(args.file)
     doc_id = args.doc_id
     if doc_id is None:
         if args.file == "-":

@@ -34,8 +34,7 @@ def example_request() -> dict[str, Any]:
 
 def read_request(path: str, question: str | None) -> dict[str, Any]:
     """A JSON request object, or JSONL candidates (one per line) with --question."""
-    name = "stdin" if path == "-" else path
-    text = decode_utf8(_read_bytes(path), name, "send UTF-8" if path == "-" else "save it as UTF-8")
+    name, text = read_text(path)
     if not text.strip():
         raise InputError(f'{name} is empty; give a JSON request with "candidates" or JSONL candidates')
     data = parse_request(text, name)
@@ -51,6 +50,12 @@ def read_request(path: str, question: str | None) -> dict[str, Any]:
     if not data.get("question"):
         raise InputError(f"{name} has no question; put 'question' in the request or pass --question")
     return data
+
+
+def read_text(path: str) -> tuple[str, str]:
+    """(what errors call it, its text) of the UTF-8 file at ``path``, or of stdin for -."""
+    name = "stdin" if path == "-" else path
+    return name, decode_utf8(_read_bytes(path), name, "send UTF-8" if path == "-" else "save it as UTF-8")
 
 
 def _read_bytes(path: str) -> bytes:
