@@ -765,6 +765,13 @@ def test_a_candidate_left_no_room_for_its_enclosure_says_compression_could_not_h
 def test_compression_keeps_a_sentence_that_refers_back_only_with_the_one_before_it(text):
     # Kept alone ("… That claim is false."), it read as said of whatever was kept before it.
     first, second = satchel.split_sentences(text)
+    for cap, sent in _sent_under_every_cap(text):
+        assert text[slice(*second)] not in sent or text[slice(*first)] in sent, (cap, sent)
+
+
+def _sent_under_every_cap(text):
+    """(cap, what went into the prompt of ``text``) with ``text`` a supporting item compressed
+    to each cap from 4 to 39 tokens, after a decisive one."""
     for cap in range(4, 40):
         r = satchel.pack(
             [chunk("a", "Plus is the premium plan.", 0.9), chunk("b", text, 0.5)],
@@ -772,8 +779,7 @@ def test_compression_keeps_a_sentence_that_refers_back_only_with_the_one_before_
             compress=True,
             role_caps={"supporting": cap},
         )
-        sent = " ".join(s.text for s in r.sources if "b" in s.ids)
-        assert text[slice(*second)] not in sent or text[slice(*first)] in sent, (cap, sent)
+        yield cap, " ".join(s.text for s in r.sources if "b" in s.ids)
 
 
 def test_a_summary_that_says_only_what_was_sent_is_a_duplicate():
@@ -824,12 +830,5 @@ def test_compression_never_keeps_a_sentence_without_the_one_that_turns_on_it(tex
     # "The lamp was redesigned last year." kept and "However, this was reversed." cut: what
     # was sent read as still true.
     units = [text[a:b] for a, b in satchel.split_sentences(text)]
-    for cap in range(4, 40):
-        r = satchel.pack(
-            [chunk("a", "Plus is the premium plan.", 0.9), chunk("b", text, 0.5)],
-            "How much does Plus cost?",
-            compress=True,
-            role_caps={"supporting": cap},
-        )
-        sent = " ".join(s.text for s in r.sources if "b" in s.ids)
+    for cap, sent in _sent_under_every_cap(text):
         assert (units[1] in sent) == (units[2] in sent), (cap, sent)
