@@ -85,7 +85,14 @@ def test_trace_lists_every_candidate_and_the_budget(capsys):
     ("argv", "message"),
     [
         (["pack", "--example", "--model", "gpt-4x"], "unknown model 'gpt-4x'"),
-        (["pack", "/no/such/file.json"], "cannot read '/no/such/file.json'"),
+        (
+            ["pack", "/no/such/file.json"],
+            "cannot read '/no/such/file.json': No such file or directory; give a JSON or JSONL file",
+        ),
+        (
+            ["chunk", "/no/such/doc.md"],
+            "cannot read '/no/such/doc.md': No such file or directory; give a UTF-8 text file",
+        ),
         (["pack"], "give a request FILE"),
     ],
 )

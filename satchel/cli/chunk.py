@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    name, text = read_text(args.file)
+    name, text = read_text(args.file, "a UTF-8 text file")
     doc_id = args.doc_id
     if doc_id is None:
         if args.file == "-":

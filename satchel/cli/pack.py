@@ -52,13 +52,15 @@ def read_request(path: str, question: str | None) -> dict[str, Any]:
     return data
 
 
-def read_text(path: str) -> tuple[str, str]:
-    """(what errors call it, its text) of the UTF-8 file at ``path``, or of stdin for -."""
+def read_text(path: str, wanted: str = "a JSON or JSONL file") -> tuple[str, str]:
+    """(what errors call it, its text) of the UTF-8 file at ``path``, or of stdin for -;
+    ``wanted``: what the advice asks for when it cannot be read."""
     name = "stdin" if path == "-" else path
-    return name, decode_utf8(_read_bytes(path), name, "send UTF-8" if path == "-" else "save it as UTF-8")
+    data = _read_bytes(path, wanted)
+    return name, decode_utf8(data, name, "send UTF-8" if path == "-" else "save it as UTF-8")
 
 
-def _read_bytes(path: str) -> bytes:
+def _read_bytes(path: str, wanted: str) -> bytes:
     """The file's bytes (stdin's for -): decoded by decode_utf8, which names a bad byte."""
     if path == "-":
         return sys.stdin.buffer.read()
@@ -66,9 +68,7 @@ def _read_bytes(path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        raise InputError(
-            f"cannot read {path!r}: {exc.strerror}; give a JSON or JSONL file, or - for stdin"
-        ) from None
+        raise InputError(f"cannot read {path!r}: {exc.strerror}; give {wanted}, or - for stdin") from None
 
 
 def parse_request(text: str, name: str) -> dict[str, Any]:
