@@ -74,14 +74,17 @@ def enclose(chunk: satchel.Chunk, n: int) -> str:
     return source_block(n, chunk.id, attributes(fields, DEFAULT_METADATA), chunk.text)
 
 
-def with_question(blocks: Sequence[str], question: str) -> tuple[str, int]:
-    """(user message text, source tokens) of ``blocks`` in ``<sources>`` before ``question``."""
+def with_question(blocks: Sequence[str], question: str, count: TokenCounter = _COUNT) -> tuple[str, int]:
+    """(user message text, source tokens) of ``blocks`` in ``<sources>`` before ``question``,
+    counted with ``count`` (o200k_base, remembering every text, unless given another)."""
     tail = QUESTION_SEPARATOR + question_block(question)
     text = sources_block(list(blocks)) + tail
-    return text, _COUNT(text) - _COUNT(tail)
+    return text, count(text) - count(tail)
 
 
-def fill(chunks: Sequence[satchel.Chunk], question: str, budget: int) -> list[satchel.Chunk]:
+def fill(
+    chunks: Sequence[satchel.Chunk], question: str, budget: int, count: TokenCounter = _COUNT
+) -> list[satchel.Chunk]:
     """The chunks the fill loop a user would write keeps: in the order given, each rendered in
     its enclosure and counted exactly, one that does not fit skipped and the next tried
     (seed 001's fill loop)."""
@@ -89,15 +92,15 @@ def fill(chunks: Sequence[satchel.Chunk], question: str, budget: int) -> list[sa
     blocks: list[str] = []
     for chunk in chunks:
         block = enclose(chunk, len(blocks) + 1)
-        if with_question([*blocks, block], question)[1] <= budget:
+        if with_question([*blocks, block], question, count)[1] <= budget:
             kept.append(chunk)
             blocks.append(block)
     return kept
 
 
-def render(chunks: Sequence[satchel.Chunk], question: str) -> tuple[str, int]:
+def render(chunks: Sequence[satchel.Chunk], question: str, count: TokenCounter = _COUNT) -> tuple[str, int]:
     """(user message text, source tokens) of ``chunks`` as sources S1..Sn in the order given."""
-    return with_question([enclose(c, n) for n, c in enumerate(chunks, 1)], question)
+    return with_question([enclose(c, n) for n, c in enumerate(chunks, 1)], question, count)
 
 
 def greedy_by_hand(candidates: list[dict[str, Any]], question: str, budget: int) -> Result:
