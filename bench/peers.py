@@ -24,25 +24,36 @@ Rows:
 - ``langchain-reorder``: a user's token cut (the fill loop of ``greedy``:
   rank order, each source counted exactly in its enclosure, one that does not
   fit skipped), then LangChain's ``LongContextReorder().transform_documents``
-  (``langchain_community.document_transformers``).
+  (``langchain_community.document_transformers``; importing it warns that
+  langchain-community is being sunset, and the warning is left on stderr).
 - ``llamaindex-reorder``: the same cut, then LlamaIndex's
   ``LongContextReorder().postprocess_nodes`` (``llama_index.core.postprocessor``),
-  nodes scored with the candidates' BM25 scores (it sorts by score itself).
+  nodes scored with the candidates' BM25 scores (it sorts by score itself, so
+  it orders tied scores otherwise than LangChain, which only reverses the list).
+  Both reorderers put the best source first when they get an odd number of
+  sources and last when they get an even number; satchel's ``edges`` puts it
+  first, the second best last.
 
 Columns: ``answer%``, how often an accepted answer is in the text of the sources
 sent (as in ``bench/evidence.py``); ``tokens``, mean source tokens; ``sources``,
 mean sources sent; ``over%``, packs whose source tokens exceed the budget, and
 ``+tok``, by how much on average when they do; ``ms/pack``, mean wall time of a
 whole pack (converting to the library's documents, the user's cut, the
-library's call, rendering and counting: all of a row's work); ``peer ms``, the
+library's call, rendering and counting: all of a row's work; the cut counts
+the whole prompt at each try, as ``greedy_by_hand`` does, and no row remembers
+a count from an earlier pack); ``peer ms``, the
 mean time inside the peer library's own call; ``first/mid/last``, where the first
 answer-bearing source sits among the sources of the prompts that hold the answer
 (a prompt of one source counts as first), which is what the reorderers are for.
+Below the table, Haystack's row is set beside satchel at no more tokens than
+Haystack really spent, and the two reorderers' cut is checked against ``greedy``
+(it should keep the same sources).
 
-All three peers run offline: nothing is downloaded at import or at run time
-(Haystack's telemetry is turned off with ``HAYSTACK_TELEMETRY_ENABLED=False``
-unless you set it; LlamaIndex's core fetches NLTK data only for components
-that tokenise, and ``LongContextReorder`` does not). Each peer is imported
+All three peers run offline: the whole benchmark runs under ``unshare -rn``
+(no network at all) with nothing downloaded at import or at run time.
+Haystack's telemetry is turned off here (``HAYSTACK_TELEMETRY_ENABLED=False``
+unless you set it otherwise); importing LlamaIndex's ``LongContextReorder``
+loads no NLTK and writes nothing under ``$HOME``. Each peer is imported
 lazily: a peer that is not installed is skipped with a one-line hint.
 
     pip install -e '.[peers]'
@@ -288,6 +299,7 @@ def table(report: dict[str, Any], skipped: dict[str, str]) -> str:
             f"haystack-litm: word_count_threshold = int({WORDS_PER_TOKEN} * budget) words "
             f"({', '.join(f'{b}: {words_for(b)}' for b in report['budgets'])})"
         )
+    lines += at_equal_tokens(report["rows"], "haystack-litm")
     for name in SAME_CUT_AS_GREEDY:
         shares = [(b, f.get(name, {}).get("same_sources_as_greedy")) for b, f in report["rows"].items()]
         if all(s is not None for _, s in shares):
@@ -296,6 +308,32 @@ def table(report: dict[str, Any], skipped: dict[str, str]) -> str:
     for name, why in skipped.items():
         lines.append(f"{name}: skipped, {why}")
     return "\n".join(lines)
+
+
+def at_equal_tokens(rows: dict[str, dict[str, Any]], name: str) -> list[str]:
+    """Row ``name`` at each budget beside satchel at the largest budget whose mean tokens are no
+    more than the row's: a row that goes over its budget compared at the tokens it really spent."""
+    if not all(name in r and "satchel" in r for r in rows.values()):
+        return []
+    lines = [f"{name} beside satchel at no more tokens than it spent (mean source tokens):"]
+    for budget, r in rows.items():
+        peer = r[name]
+        fits = [
+            (b, x["satchel"])
+            for b, x in rows.items()
+            if x["satchel"]["mean_source_tokens"] <= peer["mean_source_tokens"]
+        ]
+        answer, tokens = 100 * peer["answer_in_prompt"], peer["mean_source_tokens"]
+        head = f"  {name} {budget:>4}: {answer:.1f}% with {tokens:.0f} tokens"
+        if not fits:
+            lines.append(f"{head}; satchel: no budget here spends so few")
+        else:
+            b, ours = max(fits, key=lambda f: f[1]["mean_source_tokens"])
+            lines.append(
+                f"{head}; satchel {b:>4}: {100 * ours['answer_in_prompt']:.1f}% with "
+                f"{ours['mean_source_tokens']:.0f} tokens"
+            )
+    return lines
 
 
 def peer_versions() -> dict[str, str]:
