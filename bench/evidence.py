@@ -68,21 +68,45 @@ def greedy(candidates: list[dict[str, Any]], question: str, budget: int) -> Resu
 _COUNT = TokenCounter(TiktokenTokenizer("o200k_base"))
 
 
+def enclose(chunk: satchel.Chunk, n: int) -> str:
+    """``chunk`` as source ``n`` in satchel's enclosure (tag, label, chunk id, metadata, escaped text)."""
+    fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
+    return source_block(n, chunk.id, attributes(fields, DEFAULT_METADATA), chunk.text)
+
+
+def with_question(blocks: Sequence[str], question: str, count: TokenCounter = _COUNT) -> tuple[str, int]:
+    """(user message text, source tokens) of ``blocks`` in ``<sources>`` before ``question``,
+    counted with ``count`` (o200k_base, remembering every text, unless given another)."""
+    tail = QUESTION_SEPARATOR + question_block(question)
+    text = sources_block(list(blocks)) + tail
+    return text, count(text) - count(tail)
+
+
+def fill(
+    chunks: Sequence[satchel.Chunk], question: str, budget: int, count: TokenCounter = _COUNT
+) -> list[satchel.Chunk]:
+    """The chunks the fill loop a user would write keeps: in the order given, each rendered in
+    its enclosure and counted exactly, one that does not fit skipped and the next tried
+    (seed 001's fill loop)."""
+    kept: list[satchel.Chunk] = []
+    blocks: list[str] = []
+    for chunk in chunks:
+        block = enclose(chunk, len(blocks) + 1)
+        if with_question([*blocks, block], question, count)[1] <= budget:
+            kept.append(chunk)
+            blocks.append(block)
+    return kept
+
+
+def render(chunks: Sequence[satchel.Chunk], question: str, count: TokenCounter = _COUNT) -> tuple[str, int]:
+    """(user message text, source tokens) of ``chunks`` as sources S1..Sn in the order given."""
+    return with_question([enclose(c, n) for n, c in enumerate(chunks, 1)], question, count)
+
+
 def greedy_by_hand(candidates: list[dict[str, Any]], question: str, budget: int) -> Result:
     """The loop a user would write: rank order, render with satchel's enclosures, exact count,
-    skip a candidate that does not fit and try the next (seed 001's fill loop)."""
-    chunks = rank_candidates(as_chunks(candidates))
-    tail = QUESTION_SEPARATOR + question_block(question)
-    blocks: list[str] = []
-    used = _COUNT(sources_block([]) + tail) - _COUNT(tail)
-    for chunk in chunks:
-        fields = {**chunk.metadata, "title": chunk.title, "section": chunk.section, "updated": chunk.updated}
-        block = source_block(len(blocks) + 1, chunk.id, attributes(fields, DEFAULT_METADATA), chunk.text)
-        trial = _COUNT(sources_block([*blocks, block]) + tail) - _COUNT(tail)
-        if trial <= budget:
-            blocks.append(block)
-            used = trial
-    return sources_block(blocks) + tail, used
+    skip a candidate that does not fit and try the next (:func:`fill`)."""
+    return render(fill(rank_candidates(as_chunks(candidates)), question, budget), question)
 
 
 #: name -> fn(candidates, question, budget) -> PackResult or (user message text, source tokens).

@@ -95,3 +95,33 @@ def test_the_speed_benchmarks_candidates_pack_to_their_exact_count(model: str) -
     assert sum(count(m["content"]) for m in result.messages) + framing == result.tokens.prompt
     assert result.tokens.prompt <= result.budget.prompt_limit
     assert sum(e.sentences_removed for e in result.manifest) > 100  # the stripped texts were exercised
+
+
+def test_peers_bench_skips_a_missing_peer_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Runs without the peer libraries: a peer whose import fails is a skipped row, not a crash.
+    from bench import peers
+
+    def missing() -> peers.Row:
+        raise ModuleNotFoundError("No module named 'haystack'", name="haystack")
+
+    monkeypatch.setitem(peers.ROWS, "haystack-litm", missing)
+    rows, skipped = peers.load(["satchel", "haystack-litm"])
+    assert list(rows) == ["satchel"]
+    assert "haystack-ai" in skipped["haystack-litm"] and peers.INSTALL_HINT in skipped["haystack-litm"]
+    assert [peers.position(i, 3) for i in range(3)] == ["first", "middle", "last"]
+    assert peers.position(0, 1) == "first"
+    assert peers.words_for(200) == 150
+
+
+def test_the_fill_loop_keeps_to_the_budget_and_render_counts_what_it_sends() -> None:
+    import satchel
+    from bench import evidence
+
+    chunks = [
+        satchel.Chunk(id=f"c{i}", text=f"Sentence {i} is about the river Thames. " * (i + 1))
+        for i in range(8)
+    ]
+    kept = evidence.fill(chunks, "which river?", 120)
+    text, tokens = evidence.render(kept, "which river?")
+    assert 0 < tokens <= 120 and len(kept) < len(chunks)
+    assert text.count("<source_") == len(kept)
