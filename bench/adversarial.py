@@ -52,7 +52,12 @@ linear, about 2.5 to 3 times per doubling):
 - ``templated-versions``: one short sentence in thousands of versions, a price in
   each, and near-duplicates of some (past 64 versions, later ones met nobody: no
   conflict marked, no near-duplicate dropped; now they meet the best-ranked eight
-  and every version with their details, so the time is of the comparisons made).
+  and every version with their details, so the time is of the comparisons made);
+- ``catalogue``: a catalogue's entries, one sentence in thousands of versions with four
+  details each (item, price, days, desk) and one shared word between two of them: each
+  version is compared with the best-ranked eight it meets, and the alignment, which
+  judged most of them, is left to pairs that are not versions of one sentence (12 s at
+  10,000; see _dedupe._details_apart).
 """
 
 from __future__ import annotations
@@ -193,6 +198,12 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         cands += [{"id": f"d{i}", "text": template.format(i, " of delivery")} for i in range(0, n, 10)]
         return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
 
+    def catalogue(n: int) -> tuple[list[str], Callable[[], Any]]:
+        """``n`` entries of one catalogue: a sentence with four details, each a version of the others."""
+        entry = "Item {} costs ${}.99 and ships in {} days. Contact desk {}."
+        cands = [{"id": f"i{i}", "text": entry.format(i, i % 90, i % 5, i % 7)} for i in range(n)]
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, model="gpt-4.1")
+
     def compress_over(n: int) -> tuple[list[str], Callable[[], Any]]:
         t = text[:n]
         room = int(TiktokenTokenizer("o200k_base").count(t) * 0.9)
@@ -224,6 +235,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "compress-table": ([62_500, 125_000, 250_000], compress_table),
         "common-endings": ([2_000, 4_000, 8_000, 16_000], common_endings),
         "templated-versions": ([1_000, 2_000, 4_000, 8_000], templated_versions),
+        "catalogue": ([1_000, 2_000, 4_000, 8_000], catalogue),
     }
 
 

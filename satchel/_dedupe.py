@@ -847,6 +847,27 @@ def _one_word_apart(a: str, b: str, at: int) -> str | None:
     return "detail" if _changed(word, other) else None
 
 
+def _details_apart(a: str, b: str, plain_a: list[str], plain_b: list[str]) -> str:
+    """:func:`difference` of two short texts whose words are the same where their numbers,
+    names and negations are masked (see _masked_words): versions of one sentence with other
+    details filled in ("Item 4 costs $4.99 and ships in 4 days. Contact desk 4." / "Item 5
+    costs $5.99 ..."). Of as many words, they differ one word for one where a detail stands:
+    a detail changed anywhere, however many and wherever they stand, is a changed detail,
+    which the alignment finds too (it took most of the time of a catalogue of such texts,
+    each compared with its best-ranked versions: see _CROWD_PARTNERS). "?" when that is
+    not so (a negation left out changes the count of words; "30" / "thirty" changes
+    nothing): to be aligned after all."""
+    if len(plain_a) != len(plain_b):
+        return "?"
+    left, right = _words(a), _words(b)  # (one for each plain word)
+    unequal = map(operator.ne, plain_a, plain_b)
+    if any(
+        _changed(left[k : k + 1], right[k : k + 1]) for k in itertools.compress(itertools.count(), unequal)
+    ):
+        return "detail"
+    return "?"
+
+
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
     """The marks of every 3-shingle of a short text (a text of fewer words is one shingle)."""
     if len(words) < 3:
@@ -973,6 +994,7 @@ def _near_duplicates(
     plain: dict[str, list[str]] = {}  # words of texts compared word by word (see _plain_words)
     shingle_sets: dict[int, frozenset[int]] = {}
     short: dict[int, bool] = {}
+    masked: dict[int, list[str]] = {}  # short texts' words with their details masked (see _masked_words)
     need: dict[int, int] = {}  # sketch entries a text must share with another to be checked
     # short texts by each of their words left out (see _one_off): versions of one sentence
     # with one plain word changed ("son" / "daughter") share too few shingles to meet
@@ -1001,9 +1023,9 @@ def _near_duplicates(
             # Short texts: numbers masked and negations left out, so texts that
             # differ only there meet and are then told apart as conflicts. In a
             # long text one number or "not" barely moves the similarity.
-            masked = _masked_words(text)
-            shingles = _all_shingles(masked)
-            details = _details_key(text, masked)
+            masked[i] = _masked_words(text)
+            shingles = _all_shingles(masked[i])
+            details = _details_key(text, masked[i])
             if text not in plain:  # (its plain words, kept for a comparison word by word)
                 plain[text] = cache.plain_words(splits[i])
             keys = _one_off(plain[text])
@@ -1075,6 +1097,8 @@ def _near_duplicates(
                 continue  # (below the threshold, only a few words changed can make a conflict)
             # (met as versions, the word they differ in is known: judged alone, unaligned)
             kind = _one_word_apart(text, texts[j], versions[j]) if j in versions else "?"
+            if kind == "?" and short[i] and short[j] and masked[i] == masked[j]:
+                kind = _details_apart(text, texts[j], mine, theirs)
             if kind == "?":
                 offset = _offset(theirs, mine)
                 if offset is not None and _goes_on(text, texts[j], offset):
