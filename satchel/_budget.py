@@ -32,7 +32,10 @@ class Budget:
     answer=500).sources == 1158``. ``contract`` is the fixed slice for the output
     contract (seed 003) and ``other`` anything else the prompt carries (chat
     framing is counted into the reserve of the message it frames). ``cap``
-    optionally limits the sources below what the window allows.
+    optionally limits the sources below what the window allows. ``input_limit`` is
+    the most tokens the model takes as input where that is less than its window
+    (gpt-5's API takes 272,000 of a 400,000-token window, the rest being for its
+    output): the prompt stays within it too.
     """
 
     context_window: int
@@ -43,11 +46,13 @@ class Budget:
     contract: int = 0
     other: int = 0
     cap: int | None = None
+    input_limit: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("context_window", "system", "question", "history", "answer", "contract", "other"):
             object.__setattr__(self, name, _count(name, getattr(self, name)))
         object.__setattr__(self, "cap", _count("source_budget", self.cap, allow_none=True))
+        object.__setattr__(self, "input_limit", _count("input_limit", self.input_limit, allow_none=True))
         if self.context_window == 0:
             raise ConfigError("context_window=0 leaves no room; give the model's window in tokens")
         if self.reserved > self.context_window:
@@ -55,6 +60,12 @@ class Budget:
                 f"the reserves need {self.reserved} tokens but the window holds "
                 f"{self.context_window} ({self._breakdown()}); shorten the system text, "
                 "question or history, lower reserve_answer, or use a model with a larger window"
+            )
+        if self.input_limit is not None and self.reserved - self.answer > self.input_limit:
+            raise BudgetError(
+                f"the reserves in the prompt need {self.reserved - self.answer} tokens but the model "
+                f"takes at most {self.input_limit} input tokens ({self._breakdown()}, answer aside); "
+                "shorten the system text, question or history"
             )
 
     @property
@@ -64,14 +75,16 @@ class Budget:
 
     @property
     def sources(self) -> int:
-        """The source budget: what the window leaves after the reserves, within ``cap``."""
-        left = self.context_window - self.reserved
+        """The source budget: what the prompt may use after the reserves, within ``cap``."""
+        left = self.prompt_limit - (self.reserved - self.answer)
         return left if self.cap is None else min(left, self.cap)
 
     @property
     def prompt_limit(self) -> int:
-        """The most tokens the prompt itself may use (the window less the answer reserve)."""
-        return self.context_window - self.answer
+        """The most tokens the prompt itself may use: the window less the answer reserve, and
+        no more than ``input_limit``."""
+        limit = self.context_window - self.answer
+        return limit if self.input_limit is None else min(limit, self.input_limit)
 
     def _breakdown(self) -> str:
         parts = [
@@ -82,7 +95,7 @@ class Budget:
         return ", ".join(parts) or "nothing"
 
     def to_dict(self) -> dict[str, int | None]:
-        return {
+        out = {
             "context_window": self.context_window,
             "system": self.system,
             "question": self.question,
@@ -93,3 +106,6 @@ class Budget:
             "cap": self.cap,
             "sources": self.sources,
         }
+        if self.input_limit is not None:  # (most models take their whole window as input)
+            out["input_limit"] = self.input_limit
+        return out

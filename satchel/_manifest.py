@@ -263,16 +263,24 @@ def _pad(text: str, width: int) -> str:
 
 
 def _beyond_sources(budget: Mapping[str, Any]) -> str:
-    """The end of the trace's budget line: what the window holds beyond a source budget the
-    user capped (without it, the sum on that line fell short of the window)."""
-    cap = budget.get("cap")
-    if cap is None:
-        return ""
+    """The end of the trace's budget line: what the window holds beyond a source budget that
+    the model's input limit or the user's cap kept smaller (without it, the sum on that line
+    fell short of the window)."""
     parts = ("system", "question", "history", "answer", "contract", "other", "sources")
     rest = budget["context_window"] - sum(budget.get(name) or 0 for name in parts)
+    limit = budget.get("input_limit")
+    # (beyond what the model takes as input: the window less the answer, past the limit)
+    beyond_input = 0 if limit is None else max(0, budget["context_window"] - budget["answer"] - limit)
+    out = ""
+    if beyond_input:
+        out += f" + beyond the input limit {beyond_input} (the model takes {limit} tokens as input)"
+        rest -= beyond_input
+    cap = budget.get("cap")
+    if cap is None:
+        return out
     if rest > 0:
-        return f" + beyond the source budget {rest} (source_budget={cap})"
-    return f" (source_budget={cap} is more than the window leaves)" if cap > budget["sources"] else ""
+        return out + f" + beyond the source budget {rest} (source_budget={cap})"
+    return out + (f" (source_budget={cap} is more than the window leaves)" if cap > budget["sources"] else "")
 
 
 def format_trace(data: Mapping[str, Any]) -> str:

@@ -25,7 +25,9 @@ class ModelProfile:
     ``message_overhead`` is what the chat format adds around each message's
     content and ``reply_overhead`` what it adds to prime the answer; both count
     against the window. ``tokenizer`` is an encoding name, a tokenizer.json path,
-    or a callable (see :func:`satchel.resolve_tokenizer`).
+    or a callable (see :func:`satchel.resolve_tokenizer`). ``input_limit`` is the most
+    tokens the model's API takes as input, where that is less than the window less
+    the answer (None: the whole window is input or output).
     """
 
     name: str
@@ -33,6 +35,7 @@ class ModelProfile:
     tokenizer: Any
     message_overhead: int = 0
     reply_overhead: int = 0
+    input_limit: int | None = None
 
 
 # OpenAI's chat format costs 4 tokens per message: 3 for <|start|>, <|message|> and
@@ -43,8 +46,18 @@ class ModelProfile:
 _ROLE_TOKENS = 1
 
 
-def _openai(name: str, window: int, encoding: str = "o200k_base") -> ModelProfile:
-    return ModelProfile(name, window, encoding, message_overhead=3 + _ROLE_TOKENS, reply_overhead=3)
+def _openai(
+    name: str, window: int, encoding: str = "o200k_base", input_limit: int | None = None
+) -> ModelProfile:
+    return ModelProfile(
+        name, window, encoding, message_overhead=3 + _ROLE_TOKENS, reply_overhead=3, input_limit=input_limit
+    )
+
+
+#: The GPT-5 models' window is 400,000 tokens, of which their API takes at most 272,000 as
+#: input ("Input tokens exceed the configured limit of 272000 tokens"): the other 128,000
+#: are kept for their output, reasoning included. A prompt packed to the window was refused.
+_GPT5_INPUT = 272_000
 
 
 _REGISTRY: dict[str, ModelProfile] = {
@@ -57,9 +70,9 @@ _REGISTRY: dict[str, ModelProfile] = {
         _openai("gpt-4.1-mini", 1_047_576),
         _openai("gpt-4.1-nano", 1_047_576),
         _openai("gpt-4.5-preview", 128_000),
-        _openai("gpt-5", 400_000),
-        _openai("gpt-5-mini", 400_000),
-        _openai("gpt-5-nano", 400_000),
+        _openai("gpt-5", 400_000, input_limit=_GPT5_INPUT),
+        _openai("gpt-5-mini", 400_000, input_limit=_GPT5_INPUT),
+        _openai("gpt-5-nano", 400_000, input_limit=_GPT5_INPUT),
         _openai("o1", 200_000),
         _openai("o1-mini", 128_000),
         _openai("o1-preview", 128_000),
@@ -99,11 +112,15 @@ def register_model(profile: ModelProfile) -> None:
         raise ConfigError(f"register_model needs a ModelProfile, got {type(profile).__name__}")
     if not isinstance(profile.name, str) or not profile.name:
         raise ConfigError(f"ModelProfile name={profile.name!r} must be a non-empty model name")
-    window = profile.context_window
-    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-        raise ConfigError(
-            f"model {profile.name!r}: context_window={window!r} must be a positive whole number of tokens"
-        )
+    for name in ("context_window", "input_limit"):
+        value = getattr(profile, name)
+        if name == "input_limit" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(
+                f"model {profile.name!r}: {name}={value!r} must be a positive whole number of tokens"
+                + (" or None (the whole window)" if name == "input_limit" else "")
+            )
     _REGISTRY[profile.name] = profile
 
 
@@ -147,13 +164,15 @@ def get_model(name: str, advice: str = _PACK_ADVICE) -> ModelProfile:
     )
 
 
-def tokenizer_for(model: str, tokenizer: Any, caller: str, limit: str = "") -> tuple[Tokenizer, int | None]:
+def tokenizer_for(
+    model: str, tokenizer: Any, caller: str, limit: str = ""
+) -> tuple[Tokenizer, ModelProfile | None]:
     """What a counter of ``model`` that is no pack (``caller``: ``ContextWindow``,
     ``DocumentChunker``) counts with: ``tokenizer`` as given (see resolve_tokenizer), else
-    the model's own; and the
-    model's context window, None for a model Satchel does not know (only with a tokenizer
-    given). ``limit``: where the caller's own limit is set, for the error's advice (pack's
-    names context_window=, which these have none of)."""
+    the model's own; and the model's profile (its window and input limit), None for a
+    model Satchel does not know (only with a tokenizer given). ``limit``: where the
+    caller's own limit is set, for the error's advice (pack's names context_window=,
+    which these have none of)."""
     advice = (
         f"or give its tokenizer: {caller}({model!r}, tokenizer='o200k_base' or a "
         f"tokenizer.json path or a callable){limit}"
@@ -165,4 +184,4 @@ def tokenizer_for(model: str, tokenizer: Any, caller: str, limit: str = "") -> t
             raise
         return resolve_tokenizer(tokenizer, None, model), None  # (for a model Satchel does not know)
     given = profile.tokenizer if tokenizer is None else tokenizer
-    return resolve_tokenizer(given, None, model), profile.context_window
+    return resolve_tokenizer(given, None, model), profile

@@ -263,6 +263,8 @@ class Packer:
                 window,
                 profile.tokenizer if self.tokenizer is None else self.tokenizer,
                 **overheads,
+                # (a window given for a known model does not lift what its API takes as input)
+                input_limit=profile.input_limit,
             ),
         )
         for name in ("reserve_answer", "reserve_other"):
@@ -742,6 +744,7 @@ class Packer:
             contract=contract,
             other=self.reserve_other,
             cap=self.source_budget,
+            input_limit=p.input_limit,
         )
 
     def _after_sources(self, question: str) -> str:

@@ -60,7 +60,7 @@ _LABELS: _Kind = (
 # a field ending in "?" may be missing or null (the display leaves it out or shows "-" or "?").
 _BUDGET = {
     **dict.fromkeys(("context_window", "system", "question", "history", "answer", "sources"), _INTEGER),
-    **dict.fromkeys(("contract?", "other?", "cap?"), _INTEGER),
+    **dict.fromkeys(("contract?", "other?", "cap?", "input_limit?"), _INTEGER),
 }
 _TOKENS = {
     **dict.fromkeys(("prompt", "sources", "source_budget", "answer_reserve", "free"), _INTEGER),

@@ -75,7 +75,7 @@ class ContextWindow:
     """Blocks with priorities packed into a token limit."""
 
     def __init__(self, model: str = "gpt-4o", *, tokenizer: Any = None) -> None:
-        counter, self._window = tokenizer_for(
+        counter, self._profile = tokenizer_for(
             model, tokenizer, "ContextWindow", "; the limit is assemble(max_tokens=...)"
         )
         self.model = model
@@ -127,12 +127,21 @@ class ContextWindow:
         whole = _whole(max_tokens)  # (8000.0 or a numpy int is 8000)
         if whole is None or whole <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
-        if self._window is not None and whole > self._window:
+        profile = self._profile
+        if profile is not None and whole > profile.context_window:
             # (a prompt assembled to such a limit may hold more than the model reads)
+            window = profile.context_window
             raise ConfigError(
-                f"max_tokens={max_tokens!r} is more than the {self._window} tokens of {self.model}'s "
-                f"context window; pass at most {self._window}, less what the answer needs "
-                f"(for a 2,000-token answer, max_tokens={self._window - 2000})"
+                f"max_tokens={max_tokens!r} is more than the {window} tokens of {self.model}'s "
+                f"context window; pass at most {window}, less what the answer needs "
+                f"(for a 2,000-token answer, max_tokens={window - 2000})"
+            )
+        if profile is not None and profile.input_limit is not None and whole > profile.input_limit:
+            # (gpt-5's API refuses a prompt past it, though its window is larger)
+            raise ConfigError(
+                f"max_tokens={max_tokens!r} is more than the {profile.input_limit} input tokens "
+                f"{self.model} takes (its window of {profile.context_window} keeps the rest for its "
+                f"output); pass at most {profile.input_limit}"
             )
         max_tokens = whole
         blocks = list(self._blocks.values())

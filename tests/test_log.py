@@ -46,6 +46,14 @@ def test_records_append_and_read_back_in_order(tmp_path, result):
     assert second["logged_at"] == "2026-05-28T20:26:41.250Z"
 
 
+def test_a_pack_for_a_model_with_an_input_limit_reads_back(tmp_path):
+    # (its budget holds input_limit: gpt-5 takes 272,000 of its 400,000 tokens as input)
+    log = tmp_path / "packs.jsonl"
+    record = append_log(log, satchel.pack([{"id": "a", "text": "A fact."}], "q?", model="gpt-5"))
+    assert record["budget"]["input_limit"] == 272_000
+    assert list(read_log(log)) == [record]
+
+
 def test_an_answer_is_logged_with_its_citations(tmp_path, result):
     log = tmp_path / "packs.jsonl"
     answer = Answer("Thirty days [S1]; refunds [S2] [S42].", "smollm2", 900, 12, 1.5, "stop")

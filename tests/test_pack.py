@@ -13,6 +13,7 @@ import pytest
 
 import satchel
 from satchel import _sentences
+from satchel._manifest import format_trace
 from satchel._pack import rank_candidates
 from satchel._render import chunk_attr, source_parts
 from satchel._sentences import split_sentences
@@ -59,6 +60,48 @@ def test_source_budget_caps_and_prompt_never_exceeds_it():
     assert r.tokens.sources <= 120
     assert any(e.reason.startswith("does not fit") for e in r.manifest)
     assert len(r.manifest) == 40
+
+
+def test_the_prompt_stays_within_what_the_model_takes_as_input():
+    # gpt-5's window is 400,000 tokens, of which its API takes 272,000 as input ("Input tokens
+    # exceed the configured limit of 272000 tokens"): 160 chunks of ~2,300 tokens all went in,
+    # a prompt of 361,692 tokens that the API refused
+    rng = random.Random(5)
+    words = [f"item{rng.randrange(10**6)}" for _ in range(160 * 840)]
+    chunks = [
+        {
+            "id": f"c{i}",
+            "text": ". ".join(" ".join(words[k : k + 12]) for k in range(i * 840, (i + 1) * 840, 12)),
+        }
+        for i in range(160)
+    ]
+    result = satchel.pack(chunks, "What changed?", model="gpt-5")
+    count = TiktokenTokenizer("o200k_base").count
+    framing = 4 * len(result.messages) + 3
+    assert sum(count(m["content"]) for m in result.messages) + framing == result.tokens.prompt <= 272_000
+    assert result.budget.prompt_limit == 272_000 and result.budget.context_window == 400_000
+    assert result.tokens.prompt > 270_000 and any(
+        e.reason.startswith("does not fit") for e in result.manifest
+    )
+    assert result.to_dict()["budget"]["input_limit"] == 272_000
+    assert "+ beyond the input limit 127488 (the model takes 272000 tokens as input)" in format_trace(
+        result.to_dict()
+    )
+    # a window given for the model does not lift the limit; a smaller one is the limit
+    assert satchel.Packer(model="gpt-5", context_window=1_000_000).plan("q?").prompt_limit == 272_000
+    assert satchel.Packer(model="gpt-5", context_window=100_000).plan("q?").prompt_limit == 100_000 - 512
+    # the reserves alone past it: refused with the numbers
+    with pytest.raises(
+        satchel.BudgetError,
+        match=r"the reserves in the prompt need \d+ tokens but the model "
+        r"takes at most 272000 input tokens",
+    ):
+        satchel.pack(
+            chunks[:1], "q?", model="gpt-5", history=[{"role": "user", "content": "word " * 280_000}]
+        )
+    # a model of one's own may say so too
+    with pytest.raises(satchel.ConfigError, match=r"input_limit=0 must be a positive whole number"):
+        satchel.register_model(satchel.ModelProfile("in-house", 8192, "o200k_base", input_limit=0))
 
 
 def test_a_big_chunk_is_skipped_and_smaller_ones_still_fill():

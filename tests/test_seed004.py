@@ -102,6 +102,19 @@ def test_a_limit_past_the_models_window_is_refused():
     assert own.assemble(max_tokens=10**7) == "Rule one."
 
 
+def test_a_limit_past_what_the_model_takes_as_input_is_refused():
+    # gpt-5's window is 400,000 tokens, but its API takes at most 272,000 as input
+    window = ContextWindow("gpt-5")
+    window.add_block("Rule one.", Priority.HIGH, "r")
+    with pytest.raises(
+        satchel.ConfigError,
+        match=r"max_tokens=300000 is more than the 272000 input tokens gpt-5 takes \(its window of "
+        r"400000 keeps the rest for its output\); pass at most 272000",
+    ):
+        window.assemble(max_tokens=300_000)
+    assert window.assemble(max_tokens=272_000) == "Rule one."
+
+
 def test_errors_name_the_fix():
     window = ContextWindow("gpt-4o")
     window.add_block("a", Priority.LOW, "x")
