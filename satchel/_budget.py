@@ -58,14 +58,14 @@ class Budget:
         if self.reserved > self.context_window:
             raise BudgetError(
                 f"the reserves need {self.reserved} tokens but the window holds "
-                f"{self.context_window} ({self._breakdown()}); shorten the system text, "
-                "question or history, lower reserve_answer, or use a model with a larger window"
+                f"{self.context_window} ({self._breakdown()}); {self._fix()}, or give a larger "
+                "context_window (a model with a larger window)"
             )
         if self.input_limit is not None and self.reserved - self.answer > self.input_limit:
             raise BudgetError(
                 f"the reserves in the prompt need {self.reserved - self.answer} tokens but the model "
-                f"takes at most {self.input_limit} input tokens ({self._breakdown()}, answer aside); "
-                "shorten the system text, question or history"
+                f"takes at most {self.input_limit} input tokens ({self._breakdown(answer=False)}); "
+                f"{self._fix(answer=False)}"
             )
 
     @property
@@ -86,11 +86,33 @@ class Budget:
         limit = self.context_window - self.answer
         return limit if self.input_limit is None else min(limit, self.input_limit)
 
-    def _breakdown(self) -> str:
+    def _fix(self, answer: bool = True) -> str:
+        """What to make smaller, of the reserves that hold anything (``answer``: its reserve too)."""
+        texts = [name for name in ("system", "question", "history", "contract") if getattr(self, name)]
+        named = {"system": "the system text", "contract": "the output contract"}
+        fixes = []
+        if texts:
+            words = [named.get(name, f"the {name}") for name in texts]
+            fixes.append(
+                "shorten "
+                + (" or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1])
+            )
+        lower = [
+            f"reserve_{name}"
+            for name in ("answer", "other")
+            if getattr(self, name) and (answer or name != "answer")
+        ]
+        if lower:
+            fixes.append("lower " + " or ".join(lower))
+        return ", ".join(fixes) or "lower the reserves"
+
+    def _breakdown(self, answer: bool = True) -> str:
+        """The reserves that hold anything, by name (``answer``: its reserve too)."""
+        names = ("system", "question", "history", "answer", "contract", "other")
         parts = [
             f"{name} {getattr(self, name)}"
-            for name in ("system", "question", "history", "answer", "contract", "other")
-            if getattr(self, name)
+            for name in names
+            if getattr(self, name) and (answer or name != "answer")
         ]
         return ", ".join(parts) or "nothing"
 

@@ -299,8 +299,20 @@ class Packer:
                 "leaves 'updated' out; add 'updated' to metadata, or choose another order"
             )
         set_(self, "role_caps", check_role_caps(self.role_caps))
+        if isinstance(self.role_rule, Mapping):  # (as config() records it: a logged pack replays)
+            fields = {"max_decisive", "decisive_gap", "supporting"}
+            unknown = set(self.role_rule) - fields
+            if unknown:
+                raise ConfigError(
+                    f"role_rule has unknown key(s) {', '.join(sorted(map(str, unknown)))}; its fields are "
+                    f"{', '.join(sorted(fields))}"
+                )
+            set_(self, "role_rule", RoleRule(**self.role_rule))
         if not isinstance(self.role_rule, RoleRule):
-            raise ConfigError(f"role_rule={self.role_rule!r} must be a satchel.RoleRule")
+            raise ConfigError(
+                f"role_rule={self.role_rule!r} must be a satchel.RoleRule or a mapping of its fields, "
+                'such as {"max_decisive": 1, "decisive_gap": 0.02, "supporting": 4}'
+            )
         if self.compressor is not None and not callable(self.compressor):
             raise ConfigError("compressor must be a callable (text, question, max_tokens) -> str")
         for name in ("compress", "restate_contract"):

@@ -129,7 +129,11 @@ def check_role_caps(caps: Mapping[str, int | float | None] | None) -> Mapping[st
                 "source budget between 0 and 1"
             )
         elif isinstance(cap, float) and cap > 1:
-            raise ConfigError(f"role_caps[{role!r}]={cap} is a share above 1; give whole tokens as an int")
+            raise ConfigError(
+                f"role_caps[{role!r}]={cap} is a share above 1 (a number with a decimal point is a "
+                f"share of the source budget); give whole tokens without one ({int(cap)}) or a share "
+                "such as 0.25"
+            )
         out[role] = cap
     return out
 

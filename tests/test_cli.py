@@ -101,6 +101,25 @@ def test_errors_are_one_line_and_exit_2(capsys, argv, message):
     assert code == 2 and out == "" and err.startswith("satchel: error: ") and message in err
 
 
+def test_a_packs_recorded_config_replays_as_a_request(tmp_path, capsys):
+    # The config of --format json (and of the log) holds role_rule as an object: fed back as
+    # a request it was refused ("must be a satchel.RoleRule", which no JSON value is)
+    code, out, _ = run(capsys, "pack", "--example", "--policy", "evidence", "--format", "json")
+    first = json.loads(out)
+    request = example_request()
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps({**request, **first["config"]}), "utf-8")
+    code, out, err = run(capsys, "pack", str(path), "--format", "json")
+    assert code == 0, err
+    again = json.loads(out)
+    assert again["text"] == first["text"] and again["config"] == first["config"]
+    # an abstractive compressor is Python's alone: the request says how else to compress
+    path.write_text(json.dumps({**request, "compressor": "summarise"}), "utf-8")
+    code, _, err = run(capsys, "pack", str(path))
+    assert code == 2 and "compressor='summarise': an abstractive compressor is a Python callable" in err
+    assert 'give "compress": true for the extractive one' in err
+
+
 def test_jsonl_without_question(tmp_path, capsys):
     path = tmp_path / "c.jsonl"
     path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n')
@@ -153,6 +172,12 @@ def test_bad_role_caps_are_reported(capsys):
     with pytest.raises(SystemExit):  # (the last one was taken, unsaid)
         main(["pack", "--example", "--role-caps", "supporting=10, supporting=20"])
     assert "role 'supporting' is given twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # (pack's own message spoke of Python's ints)
+        main(["pack", "--example", "--role-caps", "supporting=120.0"])
+    assert (
+        "cap '120.0' for 'supporting' has a decimal point, so it is a share of the source budget, and a "
+        "share is at most 1; give tokens without one (120) or a share such as 0.25"
+    ) in capsys.readouterr().err
 
 
 def test_output_is_utf8_whatever_the_locales_code_page():

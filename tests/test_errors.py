@@ -121,6 +121,14 @@ def test_window_too_small_for_the_reserves_names_the_numbers():
         satchel.pack([OK], "q?", context_window=300)
     with pytest.raises(BudgetError, match="reserves need 1100 tokens but the window holds 1000"):
         satchel.Budget(context_window=1000, system=100, answer=1000)
+    # the fix names what holds the tokens: a contract of 9,801 is shortened, not the system text
+    # alone; and a window given by hand is raised, not only changed for a model with a larger one
+    with pytest.raises(
+        BudgetError,
+        match=r"\(system 50, answer 512, contract 9801\); shorten the system text or the output "
+        r"contract, lower reserve_answer, or give a larger context_window \(a model with a larger window\)",
+    ):
+        satchel.Budget(context_window=10_000, system=50, answer=512, contract=9801)
 
 
 def test_bad_question_history_and_system():

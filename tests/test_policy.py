@@ -77,6 +77,12 @@ def test_role_rule_by_rank_and_score_gap():
     assert [s.ids[0] for s in r.sources][:2] == ["c5", "c0"]
     r = satchel.pack(ranked, "q?", role_rule=satchel.RoleRule(max_decisive=2))
     assert [r.entry(i).role for i in ("c0", "c1", "c5")] == ["decisive", "supporting", "decisive"]
+    # as a result's config records it (a mapping of its fields), the same rule
+    given = satchel.pack(ranked, "q?", role_rule={"max_decisive": 2})
+    assert [e.role for e in given.manifest] == [e.role for e in r.manifest]
+    assert given.config["role_rule"] == r.config["role_rule"]
+    with pytest.raises(satchel.ConfigError, match=r"role_rule has unknown key\(s\) gap; its fields are"):
+        satchel.pack(ranked, "q?", role_rule={"gap": 0.1})
 
 
 def test_copies_and_distractors_take_no_role():

@@ -101,6 +101,12 @@ def request_of(whole: Any, text: str, name: str) -> dict[str, Any]:
                 f"{name}: unknown key(s) {', '.join(sorted(unknown))}; a request holds candidates, question "
                 "and pack() options"
             )
+        if whole.get("compressor") is not None:
+            raise InputError(
+                f"{name}: compressor={whole['compressor']!r}: an abstractive compressor is a Python "
+                'callable, which a request cannot hold; give "compress": true for the extractive one, '
+                "or pass compressor= to satchel.pack in Python"
+            )
         return whole
     if isinstance(whole, dict) and whole and not {"id", "text"} & whole.keys():
         # Not a one-line JSONL candidate either: most likely a request whose "candidates" is misspelt.
@@ -232,6 +238,12 @@ def role_caps(text: str) -> dict[str, int | float | None]:
                 f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
                 "source budget with a decimal point (0.25), or 'none'"
             ) from None
+        share = caps[role]
+        if isinstance(share, float) and share > 1:  # (pack's own message speaks of Python's types)
+            raise argparse.ArgumentTypeError(
+                f"cap {value!r} for {role!r} has a decimal point, so it is a share of the source budget, "
+                f"and a share is at most 1; give tokens without one ({int(share)}) or a share such as 0.25"
+            )
     return caps
 
 
