@@ -20,7 +20,8 @@ def _count(name: str, value: object, allow_none: bool = False) -> int | None:
         return None
     whole = _whole(value)
     if whole is None or whole < 0:
-        raise ConfigError(f"{name}={value!r} must be a non-negative whole number of tokens")
+        kind = "a positive" if name == "context_window" else "a non-negative"  # (a window of 0: below)
+        raise ConfigError(f"{name}={value!r} must be {kind} whole number of tokens")
     return whole
 
 

@@ -294,8 +294,8 @@ def _check(chunk: Chunk) -> None:
         )
     if not chunk.text or chunk.text.isspace():  # (no copy of the text, as strip() would make)
         raise InputError(
-            f"candidate {cid!r}: text is empty; drop empty chunks before packing "
-            "(an empty source wastes tokens and a label)"
+            f"candidate {cid!r}: text is {'blank (whitespace only)' if chunk.text else 'empty'}; drop "
+            "empty chunks before packing (an empty source wastes tokens and a label)"
         )
     # (check_utf8 passes ASCII at once: tested here first, the description it is given is
     # written only for other text, not for every chunk)

@@ -230,10 +230,10 @@ MANUAL = (
 
 
 def test_chunk_cuts_a_document_into_candidates_that_pack_reads(tmp_path, capsys, monkeypatch):
-    doc = tmp_path / "manual.md"
-    doc.write_text(MANUAL, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "manual.md").write_text(MANUAL, "utf-8")
     code, out, err = run(
-        capsys, "chunk", str(doc), "--max-tokens", "30", "--overlap", "8", "--title", "Manual"
+        capsys, "chunk", "manual.md", "--max-tokens", "30", "--overlap", "8", "--title", "Manual"
     )
     assert code == 0 and not err
     chunks = [json.loads(line) for line in out.splitlines()]
@@ -255,6 +255,19 @@ def test_chunk_cuts_a_document_into_candidates_that_pack_reads(tmp_path, capsys,
     result = json.loads(packed)
     assert code == 0 and len(result["sources"]) == 2  # (the two sections; the overlap merged)
     assert "30 days of delivery" in result["text"] and result["text"].count("damage from water") == 1
+
+
+def test_chunks_of_two_files_of_one_name_in_other_folders_are_two_documents(tmp_path, capsys, monkeypatch):
+    # (named by the file's name alone, both were README.md#0..., and pack refused the ids)
+    monkeypatch.chdir(tmp_path)
+    for folder in ("lamp", "router"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "README.md").write_text(f"The {folder} manual. It says little.", "utf-8")
+    ids = []
+    for path in ("lamp/README.md", "./router/README.md"):
+        code, out, _ = run(capsys, "chunk", path)
+        ids += [json.loads(line)["id"] for line in out.splitlines()]
+    assert ids == ["lamp/README.md#0", "router/README.md#0"]
 
 
 def test_chunk_says_what_is_missing(tmp_path, capsys, monkeypatch):

@@ -302,6 +302,22 @@ def test_a_jsonl_line_that_is_not_a_candidate_is_named(tmp_path, capsys, line, p
     assert f"{path} line 3: " in err and problem in err
 
 
+def test_a_query_set_for_ablate_is_named_as_one(tmp_path, capsys):
+    # (its first line read as a candidate "has no 'id'"; one line alone, as a request with
+    # "unknown key(s) answers, gold")
+    query = {
+        "question": "Who?",
+        "candidates": [{"id": "a", "text": "Anna."}],
+        "answers": ["Anna"],
+        "gold": ["a"],
+    }
+    for lines in (1, 2):
+        path = write(tmp_path, "q.jsonl", "\n".join([json.dumps(query)] * lines) + "\n")
+        err = fails(capsys, "pack", path)
+        assert f"{path} is a query set for satchel ablate (each line a question with its candidates" in err
+        assert "run satchel ablate FILE --out DIR, or pack one query's candidates with --question" in err
+
+
 def test_a_jsonl_id_given_twice_names_both_lines(tmp_path, capsys):
     path = write(tmp_path, "c.jsonl", CANDIDATE + "\n" + '{"id": "b", "text": "y"}\n' + CANDIDATE)
     err = fails(capsys, "pack", path, "--question", "Q?")
@@ -311,9 +327,9 @@ def test_a_jsonl_id_given_twice_names_both_lines(tmp_path, capsys):
 def test_what_pack_refuses_in_a_request_file_names_the_file(tmp_path, capsys, monkeypatch):
     request = {"question": "Q?", "candidates": [{"id": "a", "text": "x"}, {"id": "b", "text": " "}]}
     path = write(tmp_path, "req.json", json.dumps(request))
-    assert f"{path}: candidates[1]: candidate 'b': text is empty" in fails(capsys, "pack", path)
+    assert f"{path}: candidates[1]: candidate 'b': text is blank" in fails(capsys, "pack", path)
     err = fails(capsys, "pack", "-", stdin=json.dumps(request), monkeypatch=monkeypatch)
-    assert err.startswith("satchel: error: stdin: candidates[1]: candidate 'b': text is empty")
+    assert err.startswith("satchel: error: stdin: candidates[1]: candidate 'b': text is blank")
     bad = {"question": "Q?", "candidates": [{"id": "a", "text": "x", "metadata": ["EU"]}]}
     err = fails(capsys, "pack", write(tmp_path, "m.json", json.dumps(bad)))
     assert "candidate 'a': metadata must be a dict, got list ['EU']; pass metadata as {'key': value}" in err

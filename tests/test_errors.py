@@ -17,7 +17,7 @@ OK = {"id": "a", "text": "Some text."}
     [
         ([OK, {"id": "a", "text": "Other."}], r"'a' appears more than once \(candidates\[0\] and \[1\]\)"),
         ([OK, {"id": "b", "text": "x"}, 5], r"candidates\[2\]: a candidate must be a satchel.Chunk"),
-        ([{"id": "a", "text": "   "}], "text is empty"),
+        ([{"id": "a", "text": "   "}], r"text is blank \(whitespace only\)"),
         ([{"id": "a", "text": 42}], "text must be a string"),
         ([{"id": "", "text": "x"}], "non-empty string"),
         ([{"id": 7, "text": "x"}], "non-empty string"),
@@ -119,6 +119,8 @@ def test_window_too_small_for_the_reserves_names_the_numbers():
         match=r"reserves need \d+ tokens but the window holds 300 \(system \d+, question \d+, answer 512\)",
     ):
         satchel.pack([OK], "q?", context_window=300)
+    with pytest.raises(ConfigError, match=r"context_window='2048' must be a positive whole number"):
+        satchel.Budget(context_window="2048")
     with pytest.raises(BudgetError, match="reserves need 1100 tokens but the window holds 1000"):
         satchel.Budget(context_window=1000, system=100, answer=1000)
     # the fix names what holds the tokens: a contract of 9,801 is shortened, not the system text

@@ -34,8 +34,10 @@ def test_post_init_runs_on_made_chunks():
         "c", "Some text.", score=1, priority="high", updated="2024-05-01"
     )
     assert isinstance(chunk.score, float) and chunk.priority is satchel.Priority.HIGH
-    with pytest.raises(InputError, match="text is empty"):
+    with pytest.raises(InputError, match=r"text is blank \(whitespace only\); drop empty chunks"):
         make(id="c", text="  ")
+    with pytest.raises(InputError, match="text is empty; drop empty chunks"):
+        make(id="c", text="")
     other = make(id="d", text="x")
     assert other.metadata == {} and other.metadata is chunk.metadata  # the shared empty mapping
 

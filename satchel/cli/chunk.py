@@ -17,7 +17,9 @@ from .pack import read_text
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="the document, UTF-8 text (Markdown too); - for stdin")
     p.add_argument(
-        "--doc-id", help="the document's id, which each chunk's id starts with; default the file's name"
+        "--doc-id",
+        help="the document's id, which each chunk's id starts with; default the file's path as given "
+        "(two README.md files in other folders are two documents)",
     )
     p.add_argument("--model", default="gpt-4o", help="whose tokenizer counts max_tokens; default gpt-4o")
     p.add_argument("--tokenizer", help="o200k_base, cl100k_base or a tokenizer.json path, for another model")
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if doc_id is None:
         if args.file == "-":
             raise InputError("a document read from stdin has no name; give it one with --doc-id")
-        doc_id = os.path.basename(args.file)
+        doc_id = os.path.normpath(args.file)  # (its name alone: docs/a/README.md and b/README.md met)
     if not text.strip():
         raise InputError(f"{name} is empty; give a document with text in it")
     chunker = DocumentChunker(

@@ -96,6 +96,8 @@ def request_of(whole: Any, text: str, name: str) -> dict[str, Any]:
     caller that looked at it first: the lab's loader)."""
     if isinstance(whole, dict) and "candidates" in whole:
         unknown = set(whole) - REQUEST_KEYS - {"candidates", "question"}
+        if unknown and _is_query(whole):
+            raise InputError(f"{name} is {_QUERY_SET}")
         if unknown:
             raise InputError(
                 f"{name}: unknown key(s) {', '.join(sorted(unknown))}; a request holds candidates, question "
@@ -123,6 +125,25 @@ def request_of(whole: Any, text: str, name: str) -> dict[str, Any]:
     return {"candidates": _jsonl_candidates(text, name)}
 
 
+#: what a query set for ``satchel ablate`` is told (a line of one read as a candidate had "no 'id'")
+_QUERY_SET = (
+    "a query set for satchel ablate (each line a question with its candidates, answers and "
+    "gold); run satchel ablate FILE --out DIR, or pack one query's candidates with --question"
+)
+
+
+def _is_query(data: Any) -> bool:
+    """Whether ``data`` reads as a line of a query set (see satchel.ablate.QUERY_KEYS)."""
+    from ..ablate import QUERY_KEYS
+
+    return (
+        isinstance(data, dict)
+        and "id" not in data
+        and {"question", "candidates"} <= data.keys()
+        and bool((set(QUERY_KEYS) - {"question", "candidates"}) & data.keys())  # (answers, gold)
+    )
+
+
 def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     """One candidate per line, each checked here so that an error names its line."""
     fix = "give a JSON request object with 'candidates', a JSON list, or one candidate object per line"
@@ -130,6 +151,8 @@ def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     first: dict[str, str] = {}  # each id, and the line it was first on
     # "\n" only: str.splitlines() also splits at U+2028 and the like, which JSON strings may hold.
     for where, data in json_lines(text.split("\n"), name, fix):
+        if _is_query(data):
+            raise InputError(f"{name} is {_QUERY_SET} ({where.removeprefix(name + ' ')} reads as a query)")
         try:
             candidate = Chunk.from_dict(data)
         except InputError as exc:
@@ -186,7 +209,12 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-budget", type=tokens, help="cap on the tokens the sources may use")
     p.add_argument("--order", choices=sorted(ORDERS), help="source order (default relevance)")
     p.add_argument("--max-sources", type=positive, help="keep at most this many sources")
-    p.add_argument("--max-chunk-tokens", type=positive, help="skip any chunk longer than this")
+    p.add_argument(
+        "--max-chunk-tokens",
+        type=positive,
+        help="skip a chunk that would send more tokens than this (counted once the sentences "
+        "already sent are taken out of it)",
+    )
     p.add_argument("--no-dedupe", action="store_true", help="send repeats as they are")
     p.add_argument("--system", help="system instructions (default: a short grounded instruction)")
     policy = p.add_argument_group("seed 003's policy (all off by default)")
