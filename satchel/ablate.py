@@ -53,6 +53,7 @@ __all__ = [
     "ABLATION_SYSTEM",
     "PLOTS_HINT",
     "VARIANTS",
+    "VERDICTS",
     "AblationResult",
     "PartialAblation",
     "Query",
@@ -76,6 +77,8 @@ __all__ = [
 
 #: The four variants of seed 003, in ladder order; permutations follow as perm1..permK.
 VARIANTS = ("full", "top1", "reversed", "uncompressed")
+#: What a rung of the ladder can say (:attr:`Rung.verdict`), in the report's words.
+VERDICTS = ("holds", "not significant", "does not hold", "not tested")
 QUERY_KEYS = ("question", "candidates", "answers", "gold")
 PLOTS_HINT = "pip install 'satchel[plots]'"
 
@@ -430,7 +433,11 @@ def summarize(variant: str, rows: Sequence[QueryAblation]) -> VariantSummary:
 
 @dataclass(frozen=True, slots=True)
 class Rung:
-    """One rung of seed 003's ladder: whether it holds, the numbers, and what to do."""
+    """One rung of seed 003's ladder: whether it holds, the numbers, and what to do.
+
+    ``holds`` is the direction of the numbers (None: not tested); :attr:`verdict` is what
+    the rung's label says, and tells a difference a sign test cannot tell from chance apart.
+    """
 
     name: str
     holds: bool | None
@@ -438,10 +445,23 @@ class Rung:
     action: str
     numbers: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def verdict(self) -> str:
+        """One of :data:`VERDICTS`: ``holds``; ``not significant`` where it holds on a difference
+        that a sign test finds not significant (a hint, not a finding: labelled "HOLDS", it
+        contradicted its own text); ``does not hold``; ``not tested``."""
+        if self.holds is None:
+            return "not tested"
+        if not self.holds:
+            return "does not hold"
+        # (a rung without a sign test, "all variants fail", has no "significant" number)
+        return "not significant" if self.numbers.get("significant") is False else "holds"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "holds": self.holds,
+            "verdict": self.verdict,
             "finding": self.finding,
             "action": self.action,
             "numbers": dict(self.numbers),
@@ -843,8 +863,9 @@ SIGNIFICANCE = 0.05
 
 
 def _hint(beats: bool, numbers: Mapping[str, Any]) -> str:
-    """A caution when a rung holds on a difference a coin could produce."""
-    if beats and numbers["sign_test_p"] >= SIGNIFICANCE:
+    """A caution when a rung holds on a difference a coin could produce (read from
+    ``numbers["significant"]``, as :attr:`Rung.verdict` is: the text and the label agree)."""
+    if beats and not numbers["significant"]:
         return f"; not significant (p >= {SIGNIFICANCE}): a hint to confirm on more queries, not a finding"
     return ""
 
@@ -1065,7 +1086,7 @@ def render_report(
     lines.append("## The ladder (seed 003)")
     lines.append("")
     for r in result.ladder():
-        mark = {True: "HOLDS", False: "does not hold", None: "not tested"}[r.holds]
+        mark = "HOLDS" if r.verdict == "holds" else r.verdict
         lines.append(f"- **{r.name}: {mark}.** {r.finding}. {r.action}")
     lines.append("")
     lines.append("## Accuracy by the gold source's position")

@@ -767,3 +767,32 @@ def test_the_compression_rung_counts_queries_where_the_originals_did_not_all_fit
     rung = rungs(result)["compression is the loss channel"]
     assert rung.numbers["uncompressed_sent_fewer_items"] == 1
     assert "on 1 of 1 queries (d) could not send every item (a) sent" in rung.finding
+
+
+def test_a_rung_that_holds_on_no_significant_difference_is_labelled_not_significant(
+    tmp_path, fake_spec, capsys
+):
+    # (gold first on 4 queries: right in full, wrong reversed; p=0.125 was printed
+    # "[HOLDS] placement is a loss channel: ... not significant ...: a hint ..., not a finding")
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(4)], FakeClient(), permutations=0, model="gpt-4o"
+    )
+    placement = rungs(result)["placement is a loss channel"]
+    assert placement.holds is True and not placement.numbers["significant"]
+    assert placement.verdict == "not significant" and "not significant" in placement.finding
+    assert "**placement is a loss channel (permutations, reversed): not significant.**" in render_report(
+        result
+    )
+    assert result.to_dict()["ladder"][2]["verdict"] == "not significant"
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(qid=f"q{i}") for i in range(4)])
+    argv = ["ablate", str(path), "--model", "openai:gpt-4o", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--permutations", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "[not significant] placement is a loss channel" in printed and "[HOLDS]" not in printed
+    # ten such queries are significant (p=0.002): the rung holds
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(10)], FakeClient(), permutations=0, model="gpt-4o"
+    )
+    assert rungs(result)["placement is a loss channel"].verdict == "holds"
+    assert "**placement is a loss channel (permutations, reversed): HOLDS.**" in render_report(result)

@@ -232,7 +232,13 @@ def run(args: argparse.Namespace) -> int:
             f"prompt tokens {s.mean_prompt_tokens:6.0f}"
         )
     for r in result.ladder():
-        mark = {True: "HOLDS", False: "no", None: "n/a"}[r.holds]
+        # (one label per verdict: a rung that holds on no significant difference is no "HOLDS")
+        mark = {
+            "holds": "HOLDS",
+            "not significant": "not significant",
+            "does not hold": "no",
+            "not tested": "n/a",
+        }[r.verdict]
         print(f"[{mark}] {r.name}: {r.finding}")
     print(
         f"wrote {written['report']}, {written['results']}"
