@@ -55,6 +55,7 @@ __all__ = [
     "VARIANTS",
     "VERDICTS",
     "AblationResult",
+    "InterruptedAblation",
     "PartialAblation",
     "Query",
     "QueryAblation",
@@ -775,6 +776,10 @@ def run_ablation(
     ``model`` and every other keyword in ``pack_options`` go to the packer;
     ``max_tokens`` caps each answer and is the default answer reserve. ``clock``
     times the whole run (``elapsed_s``); it is a seam for tests.
+
+    A run stopped after some queries keeps them: :class:`PartialAblation` (the model
+    failed, or a query could not be packed) and :class:`InterruptedAblation` (Ctrl+C)
+    carry their ``result``, whose ``stopped`` says where the run ended.
     """
     _check_run_args(permutations, max_tokens, pack_options)
     if model is not None:
@@ -820,21 +825,46 @@ def run_ablation(
                 )
             )
         except PackError as exc:  # (the model failed, or the query could not be packed)
-            qid = q.id if isinstance(q, Query) else q.get("id") if isinstance(q, Mapping) else None
-            where = f"query {i + 1} of {len(queries)}" + (f" ({qid!r})" if qid is not None else "")
+            where = _where(q, i, len(queries))
             if not rows:
                 raise type(exc)(f"{where}: {exc}") from exc
             # (the queries answered so far are not lost: the caller may write them, and their
             # report says the run stopped there)
             stopped = f"{where}: {exc}"
             raise PartialAblation(stopped, result(stopped)) from exc
+        except KeyboardInterrupt as exc:
+            if not rows:
+                raise  # (nothing answered yet: nothing to keep)
+            # (Ctrl+C an hour into a run lost every query answered; this query's variants
+            # are incomplete, so it is left out with the rest)
+            stopped = f"{_where(q, i, len(queries))}: interrupted (Ctrl+C)"
+            raise InterruptedAblation(stopped, result(stopped)) from exc
     if not rows:
         raise InputError("the query set is empty; give at least one query")
     return result()
 
 
+def _where(query: Query | Mapping[str, Any], index: int, total: int) -> str:
+    """``query 3 of 100 ('q3')``: a query of the set as errors and reports name it."""
+    qid = query.id if isinstance(query, Query) else query.get("id") if isinstance(query, Mapping) else None
+    return f"query {index + 1} of {total}" + (f" ({qid!r})" if qid is not None else "")
+
+
 class PartialAblation(ModelError):
     """The model failed on a query after others were answered; ``result`` holds those."""
+
+    def __init__(self, message: str, result: AblationResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class InterruptedAblation(KeyboardInterrupt):
+    """Ctrl+C (a KeyboardInterrupt) stopped the run after some queries were answered;
+    ``result`` holds those, its ``stopped`` naming the query it was on.
+
+    A KeyboardInterrupt, not a :class:`satchel.PackError`: a caller that does not look
+    for it is interrupted as before, and ``except PackError`` does not swallow a Ctrl+C.
+    """
 
     def __init__(self, message: str, result: AblationResult) -> None:
         super().__init__(message)

@@ -156,6 +156,36 @@ def _write(result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
     return written
 
 
+def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> int:
+    """Ctrl+C stopped the run: write the queries answered before it as a run the model
+    stopped writes them (report.md and results.json say where it stopped), say where they
+    are, and exit 130, as for any Ctrl+C. A second Ctrl+C while they are written aborts."""
+    from ..ablate import InterruptedAblation
+
+    if not isinstance(exc, InterruptedAblation):
+        print(
+            f"satchel: interrupted before any query was answered; nothing was written to {out}",
+            file=sys.stderr,
+        )
+        return 130
+    done, given = len(exc.result.queries), exc.result.queries_given
+    print(
+        f"satchel: {exc}; writing the {done} queries answered before it (Ctrl+C again aborts)",
+        file=sys.stderr,
+    )
+    try:
+        _write(exc.result, out, argv)
+    except InputError as rescued:  # (--out could not be written after all: they went elsewhere)
+        print(f"satchel: error: {rescued}", file=sys.stderr)
+        return 130
+    print(
+        f"satchel: the {done} of {given} queries answered are written to {out} "
+        "(report.md and results.json mark them a partial run)",
+        file=sys.stderr,
+    )
+    return 130
+
+
 def run(args: argparse.Namespace) -> int:
     from .._errors import ModelError
     from ..ablate import (
@@ -198,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(len(queries) * (4 + args.permutations))
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
+    interrupted: KeyboardInterrupt | None = None
     try:
         result = run_ablation(
             queries,
@@ -218,11 +249,15 @@ def run(args: argparse.Namespace) -> int:
         raise ModelError(
             f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
         ) from exc
+    except KeyboardInterrupt as exc:  # (InterruptedAblation: with the queries answered before it)
+        interrupted = exc
     finally:
         progress.close()
         close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
         if callable(close):
             close()
+    if interrupted is not None:
+        return _interrupted(interrupted, args.out, argv)
     written = _write(result, args.out, argv)
     for s in result.summaries:
         print(
