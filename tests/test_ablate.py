@@ -886,3 +886,50 @@ def test_cli_writes_the_queries_answered_before_ctrl_c_and_exits_130(tmp_path, m
         f"satchel: interrupted before any query was answered; nothing was written to {tmp_path / 'none'}"
         in err
     )
+
+
+def test_cli_a_server_model_satchel_does_not_know_is_told_to_give_pack_model(tmp_path, fake_spec, capsys):
+    # (vLLM's and Ollama's names are none Satchel knows: the README's "--model openai:NAME
+    # --base-url URL" failed, and the advice named --context-window and --tokenizer, not --pack-model)
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(qid=f"q{i}") for i in range(2)])
+    out = tmp_path / "o"
+    argv = [
+        "ablate",
+        str(path),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(out),
+        "--permutations",
+        "0",
+    ]
+    assert main([*argv, "--model", "openai:llama3.1:8b"]) == 2
+    err = capsys.readouterr().err
+    assert "--model openai:llama3.1:8b: Satchel does not know the model 'llama3.1:8b'" in err
+    assert "budget for a model it knows with --pack-model, e.g. --pack-model gpt-4o-mini" in err
+    assert not (out / "results.json").exists()
+    # the advice works as given: packed for gpt-4o-mini in the server's window, answered by the server's model
+    assert (
+        main(
+            [
+                *argv,
+                "--model",
+                "openai:llama3.1:8b",
+                "--pack-model",
+                "gpt-4o-mini",
+                "--context-window",
+                "4096",
+            ]
+        )
+        == 0
+    )
+    data = json.loads((out / "results.json").read_text())
+    assert (data["model"], data["config"]["model"], data["config"]["context_window"]) == (
+        "llama3.1:8b",
+        "gpt-4o-mini",
+        4096,
+    )
+    # a name close to one Satchel knows is named
+    assert main([*argv, "--model", "openai:gpt4o"]) == 2
+    assert "(did you mean --model openai:gpt-4o?)" in capsys.readouterr().err
