@@ -185,9 +185,9 @@ def _unknown_server_model(spec: str, name: str) -> str:
 
 
 def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> int:
-    """Ctrl+C stopped the run: write the queries answered before it as a run the model
-    stopped writes them (report.md and results.json say where it stopped), say where they
-    are, and exit 130, as for any Ctrl+C. A second Ctrl+C while they are written aborts."""
+    """Ctrl+C stopped the run: write the queries answered before it, as a run the model
+    failed is written (report.md and results.json say where it stopped), say where, and
+    exit 130 as for any Ctrl+C. A second Ctrl+C while they are written aborts the writing."""
     from ..ablate import InterruptedAblation
 
     if not isinstance(exc, InterruptedAblation):
