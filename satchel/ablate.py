@@ -53,7 +53,9 @@ __all__ = [
     "ABLATION_SYSTEM",
     "PLOTS_HINT",
     "VARIANTS",
+    "VERDICTS",
     "AblationResult",
+    "InterruptedAblation",
     "PartialAblation",
     "Query",
     "QueryAblation",
@@ -76,6 +78,8 @@ __all__ = [
 
 #: The four variants of seed 003, in ladder order; permutations follow as perm1..permK.
 VARIANTS = ("full", "top1", "reversed", "uncompressed")
+#: What a rung of the ladder can say (:attr:`Rung.verdict`), in the report's words.
+VERDICTS = ("holds", "not significant", "does not hold", "not tested")
 QUERY_KEYS = ("question", "candidates", "answers", "gold")
 PLOTS_HINT = "pip install 'satchel[plots]'"
 
@@ -430,7 +434,11 @@ def summarize(variant: str, rows: Sequence[QueryAblation]) -> VariantSummary:
 
 @dataclass(frozen=True, slots=True)
 class Rung:
-    """One rung of seed 003's ladder: whether it holds, the numbers, and what to do."""
+    """One rung of seed 003's ladder: whether it holds, the numbers, and what to do.
+
+    ``holds`` is the direction of the numbers (None: not tested); :attr:`verdict` is what
+    the rung's label says, and tells a difference a sign test cannot tell from chance apart.
+    """
 
     name: str
     holds: bool | None
@@ -438,10 +446,23 @@ class Rung:
     action: str
     numbers: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def verdict(self) -> str:
+        """One of :data:`VERDICTS`: ``holds``; ``not significant`` where it holds on a difference
+        that a sign test finds not significant (a hint, not a finding: labelled "HOLDS", it
+        contradicted its own text); ``does not hold``; ``not tested``."""
+        if self.holds is None:
+            return "not tested"
+        if not self.holds:
+            return "does not hold"
+        # (a rung without a sign test, "all variants fail", has no "significant" number)
+        return "not significant" if self.numbers.get("significant") is False else "holds"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "holds": self.holds,
+            "verdict": self.verdict,
             "finding": self.finding,
             "action": self.action,
             "numbers": dict(self.numbers),
@@ -755,6 +776,10 @@ def run_ablation(
     ``model`` and every other keyword in ``pack_options`` go to the packer;
     ``max_tokens`` caps each answer and is the default answer reserve. ``clock``
     times the whole run (``elapsed_s``); it is a seam for tests.
+
+    A run stopped after some queries keeps them: :class:`PartialAblation` (the model
+    failed, or a query could not be packed) and :class:`InterruptedAblation` (Ctrl+C)
+    carry their ``result``, whose ``stopped`` says where the run ended.
     """
     _check_run_args(permutations, max_tokens, pack_options)
     if model is not None:
@@ -800,21 +825,46 @@ def run_ablation(
                 )
             )
         except PackError as exc:  # (the model failed, or the query could not be packed)
-            qid = q.id if isinstance(q, Query) else q.get("id") if isinstance(q, Mapping) else None
-            where = f"query {i + 1} of {len(queries)}" + (f" ({qid!r})" if qid is not None else "")
+            where = _where(q, i, len(queries))
             if not rows:
                 raise type(exc)(f"{where}: {exc}") from exc
             # (the queries answered so far are not lost: the caller may write them, and their
             # report says the run stopped there)
             stopped = f"{where}: {exc}"
             raise PartialAblation(stopped, result(stopped)) from exc
+        except KeyboardInterrupt as exc:
+            if not rows:
+                raise  # (nothing answered yet: nothing to keep)
+            # (Ctrl+C an hour into a run lost every query answered; this query's variants
+            # are incomplete, so it is left out with the rest)
+            stopped = f"{_where(q, i, len(queries))}: interrupted (Ctrl+C)"
+            raise InterruptedAblation(stopped, result(stopped)) from exc
     if not rows:
         raise InputError("the query set is empty; give at least one query")
     return result()
 
 
+def _where(query: Query | Mapping[str, Any], index: int, total: int) -> str:
+    """``query 3 of 100 ('q3')``: a query of the set as errors and reports name it."""
+    qid = query.id if isinstance(query, Query) else query.get("id") if isinstance(query, Mapping) else None
+    return f"query {index + 1} of {total}" + (f" ({qid!r})" if qid is not None else "")
+
+
 class PartialAblation(ModelError):
     """The model failed on a query after others were answered; ``result`` holds those."""
+
+    def __init__(self, message: str, result: AblationResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class InterruptedAblation(KeyboardInterrupt):
+    """Ctrl+C (a KeyboardInterrupt) stopped the run after some queries were answered;
+    ``result`` holds those, its ``stopped`` naming the query it was on.
+
+    A KeyboardInterrupt, not a :class:`satchel.PackError`: a caller that does not look
+    for it is interrupted as before, and ``except PackError`` does not swallow a Ctrl+C.
+    """
 
     def __init__(self, message: str, result: AblationResult) -> None:
         super().__init__(message)
@@ -843,8 +893,9 @@ SIGNIFICANCE = 0.05
 
 
 def _hint(beats: bool, numbers: Mapping[str, Any]) -> str:
-    """A caution when a rung holds on a difference a coin could produce."""
-    if beats and numbers["sign_test_p"] >= SIGNIFICANCE:
+    """A caution when a rung holds on a difference a coin could produce (read from
+    ``numbers["significant"]``, as :attr:`Rung.verdict` is: the text and the label agree)."""
+    if beats and not numbers["significant"]:
         return f"; not significant (p >= {SIGNIFICANCE}): a hint to confirm on more queries, not a finding"
     return ""
 
@@ -1065,7 +1116,7 @@ def render_report(
     lines.append("## The ladder (seed 003)")
     lines.append("")
     for r in result.ladder():
-        mark = {True: "HOLDS", False: "does not hold", None: "not tested"}[r.holds]
+        mark = "HOLDS" if r.verdict == "holds" else r.verdict
         lines.append(f"- **{r.name}: {mark}.** {r.finding}. {r.action}")
     lines.append("")
     lines.append("## Accuracy by the gold source's position")

@@ -767,3 +767,169 @@ def test_the_compression_rung_counts_queries_where_the_originals_did_not_all_fit
     rung = rungs(result)["compression is the loss channel"]
     assert rung.numbers["uncompressed_sent_fewer_items"] == 1
     assert "on 1 of 1 queries (d) could not send every item (a) sent" in rung.finding
+
+
+def test_a_rung_that_holds_on_no_significant_difference_is_labelled_not_significant(
+    tmp_path, fake_spec, capsys
+):
+    # (gold first on 4 queries: right in full, wrong reversed; p=0.125 was printed
+    # "[HOLDS] placement is a loss channel: ... not significant ...: a hint ..., not a finding")
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(4)], FakeClient(), permutations=0, model="gpt-4o"
+    )
+    placement = rungs(result)["placement is a loss channel"]
+    assert placement.holds is True and not placement.numbers["significant"]
+    assert placement.verdict == "not significant" and "not significant" in placement.finding
+    assert "**placement is a loss channel (permutations, reversed): not significant.**" in render_report(
+        result
+    )
+    assert result.to_dict()["ladder"][2]["verdict"] == "not significant"
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(qid=f"q{i}") for i in range(4)])
+    argv = ["ablate", str(path), "--model", "openai:gpt-4o", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--permutations", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "[not significant] placement is a loss channel" in printed and "[HOLDS]" not in printed
+    # ten such queries are significant (p=0.002): the rung holds
+    result = run_ablation(
+        [query(qid=f"q{i}") for i in range(10)], FakeClient(), permutations=0, model="gpt-4o"
+    )
+    assert rungs(result)["placement is a loss channel"].verdict == "holds"
+    assert "**placement is a loss channel (permutations, reversed): HOLDS.**" in render_report(result)
+
+
+class Interrupted(FakeClient):
+    """Ctrl+C while the model answers its call number ``at`` (counted from 0)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def complete(self, messages, **kwargs):
+        if len(self.calls) >= self.at:
+            raise KeyboardInterrupt
+        return super().complete(messages, **kwargs)
+
+
+def test_queries_answered_before_ctrl_c_are_kept():
+    from satchel.ablate import InterruptedAblation
+
+    queries = [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)]
+    with pytest.raises(InterruptedAblation) as caught:
+        run_ablation(queries, Interrupted(at=5), permutations=0, model="gpt-4o")
+    # (still a KeyboardInterrupt: a caller that does not look for it is interrupted as before)
+    assert isinstance(caught.value, KeyboardInterrupt)
+    assert str(caught.value) == "query 2 of 3 ('q2'): interrupted (Ctrl+C)"
+    assert [q.id for q in caught.value.result.queries] == ["q1"]
+    assert caught.value.result.queries_given == 3
+    # nothing answered yet: nothing to keep, and Ctrl+C goes through as it came
+    with pytest.raises(KeyboardInterrupt) as caught:
+        run_ablation(queries, Interrupted(at=0), permutations=0, model="gpt-4o")
+    assert type(caught.value) is KeyboardInterrupt
+
+
+def test_cli_writes_the_queries_answered_before_ctrl_c_and_exits_130(tmp_path, monkeypatch, capsys):
+    # (Ctrl+C four minutes into a run of an hour printed "satchel: interrupted" and left
+    # --out empty: the queries already answered were lost)
+    client = Interrupted(at=5)
+    monkeypatch.setattr("satchel.clients.client_from_spec", lambda spec, base_url=None, **o: client)
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(gold_rank=r, qid=f"q{r}") for r in (1, 2, 3)])
+    out = tmp_path / "out"
+
+    def ablate(out_dir=out):
+        client.calls.clear()
+        argv = ["ablate", str(path), "--model", "openai:x", "--out", str(out_dir), "--permutations", "0"]
+        return main(argv), capsys.readouterr().err
+
+    code, err = ablate()
+    assert code == 130
+    assert "satchel: query 2 of 3 ('q2'): interrupted (Ctrl+C); writing the 1 queries answered" in err
+    assert f"satchel: the 1 of 3 queries answered are written to {out} (report.md and results.json" in err
+    written = json.loads((out / "results.json").read_text())
+    assert (written["queries_total"], written["queries_given"]) == (1, 3)
+    assert written["stopped"] == "query 2 of 3 ('q2'): interrupted (Ctrl+C)"
+    report = (out / "report.md").read_text().split("\n")
+    assert report[2].startswith("**Stopped early: 1 of 3 queries answered.** The run ended at query 2 of 3")
+
+    import satchel.ablate as harness
+
+    write = harness.write_outputs
+
+    def full_disk(result, out_dir, **kwargs):
+        if str(out_dir) == str(out):
+            raise OSError(28, "No space left on device")
+        return write(result, out_dir, **kwargs)
+
+    # --out cannot be written after all: they go elsewhere, and the message says where
+    monkeypatch.setattr(harness, "write_outputs", full_disk)
+    code, err = ablate()
+    assert code == 130 and "cannot write the results there (No space left on device)" in err
+    rescue = Path(err.split("they are in ")[1].split()[0])
+    try:
+        assert json.loads((rescue / "results.json").read_text())["queries_total"] == 1
+    finally:
+        shutil.rmtree(rescue)
+
+    def interrupted_write(result, out_dir, **kwargs):
+        raise KeyboardInterrupt
+
+    # a second Ctrl+C while they are written aborts the writing
+    monkeypatch.setattr(harness, "write_outputs", interrupted_write)
+    code, err = ablate(tmp_path / "again")
+    assert code == 130 and err.endswith("satchel: interrupted\n")
+    # nothing answered yet: the message says nothing was written
+    client.at = 0
+    code, err = ablate(tmp_path / "none")
+    assert code == 130
+    assert (
+        f"satchel: interrupted before any query was answered; nothing was written to {tmp_path / 'none'}"
+        in err
+    )
+
+
+def test_cli_a_server_model_satchel_does_not_know_is_told_to_give_pack_model(tmp_path, fake_spec, capsys):
+    # (vLLM's and Ollama's names are none Satchel knows: the README's "--model openai:NAME
+    # --base-url URL" failed, and the advice named --context-window and --tokenizer, not --pack-model)
+    path = tmp_path / "q.jsonl"
+    write_jsonl(path, [query(qid=f"q{i}") for i in range(2)])
+    out = tmp_path / "o"
+    argv = [
+        "ablate",
+        str(path),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(out),
+        "--permutations",
+        "0",
+    ]
+    assert main([*argv, "--model", "openai:llama3.1:8b"]) == 2
+    err = capsys.readouterr().err
+    assert "--model openai:llama3.1:8b: Satchel does not know the model 'llama3.1:8b'" in err
+    assert "budget for a model it knows with --pack-model, e.g. --pack-model gpt-4o-mini" in err
+    assert not (out / "results.json").exists()
+    # the advice works as given: packed for gpt-4o-mini in the server's window, answered by the server's model
+    assert (
+        main(
+            [
+                *argv,
+                "--model",
+                "openai:llama3.1:8b",
+                "--pack-model",
+                "gpt-4o-mini",
+                "--context-window",
+                "4096",
+            ]
+        )
+        == 0
+    )
+    data = json.loads((out / "results.json").read_text())
+    assert (data["model"], data["config"]["model"], data["config"]["context_window"]) == (
+        "llama3.1:8b",
+        "gpt-4o-mini",
+        4096,
+    )
+    # a name close to one Satchel knows is named
+    assert main([*argv, "--model", "openai:gpt4o"]) == 2
+    assert "(did you mean --model openai:gpt-4o?)" in capsys.readouterr().err

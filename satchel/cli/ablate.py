@@ -92,7 +92,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
     p.add_argument("--max-tokens", type=int, default=48, help="answer length cap (default 48)")
     p.add_argument("--options", metavar="JSON", help="a JSON file of pack() options (the command line wins)")
-    p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
+    p.add_argument(
+        "--pack-model",
+        metavar="MODEL",
+        help="budget for this registered model instead of the one --model implies; needed for an "
+        "openai:NAME Satchel does not know (vLLM, Ollama): e.g. gpt-4o-mini, with --context-window "
+        "some 10%% below the server's window",
+    )
     p.add_argument(
         "--n-ctx", type=int, default=2048, help="local model: context window in tokens (default 2048)"
     )
@@ -156,8 +162,60 @@ def _write(result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
     return written
 
 
+def _unknown_server_model(spec: str, name: str) -> str:
+    """Why a server's model that is not in the registry cannot be budgeted for, and the fix:
+    --pack-model (vLLM's and Ollama's names, "llama3.1:8b", are none of OpenAI's, and the
+    packer's own advice named --context-window and --tokenizer but not --pack-model). The
+    margin: SmolLM2 behind llama.cpp's server counted 7-11% more tokens than gpt-4o-mini's
+    tokenizer in the prompts of 4 NQ queries packed for it."""
+    import difflib
+
+    from .._models import known_models
+
+    lowered = {known.lower(): known for known in known_models()}  # (as the registry's own hint)
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1)
+    typo = f" (did you mean --model openai:{lowered[close[0]]}?)" if close else ""
+    return (
+        f"--model {spec}: Satchel does not know the model {name!r}, so it cannot count its "
+        f"tokens or size its window{typo}; budget for a model it knows with --pack-model, e.g. "
+        "--pack-model gpt-4o-mini --context-window N, N some 10% below the server's window (the "
+        f"server still answers as {name!r}, whose own tokenizer counts differently), or count "
+        "exactly with --context-window N and --tokenizer PATH/tokenizer.json (this model's own)"
+    )
+
+
+def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> int:
+    """Ctrl+C stopped the run: write the queries answered before it, as a run the model
+    failed is written (report.md and results.json say where it stopped), say where, and
+    exit 130 as for any Ctrl+C. A second Ctrl+C while they are written aborts the writing."""
+    from ..ablate import InterruptedAblation
+
+    if not isinstance(exc, InterruptedAblation):
+        print(
+            f"satchel: interrupted before any query was answered; nothing was written to {out}",
+            file=sys.stderr,
+        )
+        return 130
+    done, given = len(exc.result.queries), exc.result.queries_given
+    print(
+        f"satchel: {exc}; writing the {done} queries answered before it (Ctrl+C again aborts)",
+        file=sys.stderr,
+    )
+    try:
+        _write(exc.result, out, argv)
+    except InputError as rescued:  # (--out could not be written after all: they went elsewhere)
+        print(f"satchel: error: {rescued}", file=sys.stderr)
+        return 130
+    print(
+        f"satchel: the {done} of {given} queries answered are written to {out} "
+        "(report.md and results.json mark them a partial run)",
+        file=sys.stderr,
+    )
+    return 130
+
+
 def run(args: argparse.Namespace) -> int:
-    from .._errors import ModelError
+    from .._errors import ModelError, UnknownModelError
     from ..ablate import (
         MAX_PERMUTATIONS,
         PartialAblation,
@@ -187,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
         if args.n_threads is not None:
             client_options["n_threads"] = args.n_threads
     client = client_from_spec(args.model, base_url=args.base_url, **client_options)
+    server_model = None  # (the packing model, when it is the name the server answers to)
     if args.pack_model:
         options["model"] = args.pack_model
     elif "model" not in options:
@@ -194,10 +253,11 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(client, LocalClient):
             options["model"] = client.register().name
         else:
-            options["model"] = client.model
+            options["model"] = server_model = client.model
 
     progress = Progress(len(queries) * (4 + args.permutations))
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
+    interrupted: KeyboardInterrupt | None = None
     try:
         result = run_ablation(
             queries,
@@ -218,11 +278,19 @@ def run(args: argparse.Namespace) -> int:
         raise ModelError(
             f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
         ) from exc
+    except UnknownModelError:  # (raised before the first model call)
+        if server_model is None:
+            raise
+        raise UnknownModelError(_unknown_server_model(args.model, server_model)) from None
+    except KeyboardInterrupt as exc:  # (InterruptedAblation: with the queries answered before it)
+        interrupted = exc
     finally:
         progress.close()
         close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
         if callable(close):
             close()
+    if interrupted is not None:
+        return _interrupted(interrupted, args.out, argv)
     written = _write(result, args.out, argv)
     for s in result.summaries:
         print(
@@ -232,7 +300,13 @@ def run(args: argparse.Namespace) -> int:
             f"prompt tokens {s.mean_prompt_tokens:6.0f}"
         )
     for r in result.ladder():
-        mark = {True: "HOLDS", False: "no", None: "n/a"}[r.holds]
+        # (one label per verdict: a rung that holds on no significant difference is no "HOLDS")
+        mark = {
+            "holds": "HOLDS",
+            "not significant": "not significant",
+            "does not hold": "no",
+            "not tested": "n/a",
+        }[r.verdict]
         print(f"[{mark}] {r.name}: {r.finding}")
     print(
         f"wrote {written['report']}, {written['results']}"
