@@ -16,7 +16,7 @@ from typing import Any
 
 from ._budget import Budget
 from ._chunk import Chunk
-from ._errors import InputError
+from ._errors import InputError, PackError
 
 __all__ = [
     "ManifestEntry",
@@ -283,6 +283,21 @@ def _beyond_sources(budget: Mapping[str, Any]) -> str:
     return out + (f" (source_budget={cap} is more than the window leaves)" if cap > budget["sources"] else "")
 
 
+def _not_the_models(name: str, config: Any) -> str:
+    """What the trace adds when the tokenizer counted with is not the model's own (gpt-4o
+    counted with cl100k_base, "exact" read as exact for gpt-4o): its own, named."""
+    from ._models import get_model
+
+    model = config.get("model") if isinstance(config, Mapping) else None
+    try:
+        own = get_model(model).tokenizer if isinstance(model, str) else None
+    except PackError:  # (a model Satchel does not know: nothing to compare with)
+        return ""
+    if not isinstance(own, str) or own == name or name == "?":
+        return ""
+    return f" for {name}, not {model}'s own {own}"
+
+
 def format_trace(data: Mapping[str, Any]) -> str:
     """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table.
 
@@ -301,10 +316,13 @@ def format_trace(data: Mapping[str, Any]) -> str:
         + f" + sources {budget['sources']}"
         + _beyond_sources(budget)
     )
+    name = (data.get("tokenizer") or {}).get("name") or "?"
     lines.append(
         f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "
         f"{tokens['source_budget']}), answer reserve {tokens['answer_reserve']}, free "
-        f"{tokens['free']}; tokenizer {(data.get('tokenizer') or {}).get('name') or '?'} ({exact})"
+        f"{tokens['free']}; tokenizer {name} ({exact}"
+        + (_not_the_models(name, data.get("config")) if tokens.get("exact", True) else "")
+        + ")"
     )
     rows: list[Sequence[Any]] = []
     reasons = trace_reasons(data)

@@ -79,6 +79,12 @@ def test_trace_lists_every_candidate_and_the_budget(capsys):
         window, parts = line.split(" = ")
         total = sum(int(part.split(" (")[0].split()[-1]) for part in parts.split(" + "))
         assert total == int(window.split()[-1]), line
+    # a tokenizer given that is not the model's own: exact for that one, and the trace says so
+    # (it said "exact" for gpt-4o counted with cl100k_base, 5 tokens apart from o200k_base)
+    used = run(capsys, "pack", "--example", "--format", "trace", "--tokenizer", "cl100k_base")[1]
+    assert "tokenizer cl100k_base (exact for cl100k_base, not gpt-4o's own o200k_base)" in used
+    used = run(capsys, "pack", "--example", "--format", "trace", "--tokenizer", "o200k_base")[1]
+    assert "tokenizer o200k_base (exact)\n" in used
 
 
 @pytest.mark.parametrize(
