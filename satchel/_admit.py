@@ -27,7 +27,7 @@ from ._ledger import Fresh, Ledger
 from ._represent import Compressor, Fit, fit, unmarked
 from ._sentences import SentenceCache
 
-__all__ = ["Admission", "Decision", "Draft", "Policy", "admit", "newest_first"]
+__all__ = ["Admission", "Decision", "Draft", "Policy", "admit"]
 
 
 @dataclass(slots=True, eq=False)  # (compared by identity: admission finds them in long lists)
@@ -139,58 +139,6 @@ class Policy:
     #: follows a visible character, after a line break): compression counts each trial from
     #: the pieces it changes, and a merged source's text is counted from the text it grew from
     counts_add_up: bool = False
-
-
-def newest_first(
-    ranked: Sequence[Chunk], conflicts: Mapping[str, Sequence[str]]
-) -> tuple[list[Chunk], dict[str, list[str]]]:
-    """``ranked`` with the dated versions of one statement (candidates the dedupe marked as
-    conflicting, and those they conflict with in turn) tried newest first: they take the
-    places they had between them, the newest the best-ranked one's (roles are given by
-    place, after this). Only versions of one priority tier trade places, and an undated
-    version keeps its own (how old it is is not known).
-
-    Two prices of one plan ranked $2.99 (2025) before $3.99 (2026): where only one of them
-    fit, or ``max_sources`` left one place, the stale one was sent and the prompt's rule to
-    prefer the newest had nothing to prefer. Returns the new order and, for each version
-    moved before older ones, their ids (the manifest says so)."""
-    place = {c.id: i for i, c in enumerate(ranked)}
-    group: dict[str, str] = {}  # each conflicting candidate -> its group's first-met id
-
-    def root(cid: str) -> str:
-        while group[cid] != cid:
-            group[cid] = group[group[cid]]
-            cid = group[cid]
-        return cid
-
-    for cid, others in conflicts.items():
-        if cid not in place:
-            continue
-        group.setdefault(cid, cid)
-        for other in others:
-            if other in place:
-                group.setdefault(other, other)
-                group[root(other)] = root(cid)
-    versions: dict[tuple[str, Priority], list[Chunk]] = {}
-    for cid in group:
-        chunk = ranked[place[cid]]
-        if chunk.updated is not None:
-            versions.setdefault((root(cid), chunk.priority), []).append(chunk)
-    out, moved = list(ranked), {}
-    for dated in versions.values():
-        if len(dated) < 2:
-            continue
-        turns = sorted(place[c.id] for c in dated)
-        # (newest first; of as new, the better-ranked)
-        stamped = sorted(((c.date, -place[c.id], c) for c in dated if c.date is not None), reverse=True)
-        newest = [c for *_, c in stamped]
-        for at, chunk in zip(turns, newest, strict=True):
-            out[at] = chunk
-        for k, chunk in enumerate(newest):
-            older = [c.id for c in newest[k + 1 :] if place[c.id] < place[chunk.id]]
-            if older:
-                moved[chunk.id] = older
-    return out, moved
 
 
 def distractor(chunk: Chunk, min_score: float | None) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._admit import Admission, Decision, Draft, Policy, admit, distractor, newest_first
+from ._admit import Admission, Decision, Draft, Policy, admit, distractor
 from ._budget import Budget
 from ._chunk import ROLES, Chunk, Priority, _whole, as_chunks, check_utf8, listed, plain
 from ._dedupe import DedupeReport, find_duplicates, strip_boilerplate
@@ -440,12 +440,6 @@ class Packer:
         try:
             found = self._find_duplicates(retrieval, sentences)
             ranked, stripped = self._strip_boilerplate(retrieval, found, question)
-            conflicts = {
-                retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()
-            }
-            # (dated versions of one statement: the newest has the first turn, and the role
-            # that goes with it)
-            ranked, newer = newest_first(ranked, conflicts) if conflicts else (ranked, {})
             roles = self._roles(ranked, retrieval, found)
             if self.role_caps is not None:
                 last = len(ROLES)  # (what has no role is dropped before its role counts)
@@ -454,18 +448,7 @@ class Packer:
                 )
         finally:
             counted()  # the counts are needed next; and no counting thread outlives a failure
-        admission = self._admit(
-            ranked,
-            retrieval,
-            found,
-            roles,
-            stripped,
-            budget,
-            question,
-            sentences,
-            tags,
-            reordered=bool(newer),
-        )
+        admission = self._admit(ranked, retrieval, found, roles, stripped, budget, question, sentences, tags)
 
         # order, render, and verify the exact count of what will be sent
         shortfall = 0
@@ -496,26 +479,15 @@ class Packer:
             # where it left a sentence to one that went.
             shortfall += over
             admission = self._admit(
-                ranked,
-                retrieval,
-                found,
-                roles,
-                stripped,
-                budget,
-                question,
-                sentences,
-                tags,
-                shortfall,
-                reordered=bool(newer),
+                ranked, retrieval, found, roles, stripped, budget, question, sentences, tags, shortfall
             )
 
+        conflicts = {retrieval[i].id: tuple(retrieval[j].id for j in js) for i, js in found.conflicts.items()}
         return PackResult(
             messages=tuple(messages),
             text=prompt_text(messages),
             labels=labels,
-            manifest=self._manifest(
-                retrieval, admission, ordered, conflicts, roles, stripped, sentences, newer
-            ),
+            manifest=self._manifest(retrieval, admission, ordered, conflicts, roles, stripped, sentences),
             tokens=usage,
             budget=budget,
             tokenizer=self._counter.name,
@@ -705,7 +677,6 @@ class Packer:
         sentences: SentenceCache,
         tags: _Tags,
         shortfall: int = 0,
-        reordered: bool = False,
     ) -> Admission:
         """Admit, with the second dedupe pass (neighbours, sentences already sent) and the
         representation of what overflows; every candidate leaves with a decision."""
@@ -746,9 +717,7 @@ class Packer:
             policy=policy,
             cache=sentences,
             # role caps admit by role; the orders place sources by retrieval rank
-            ranks=None
-            if self.role_caps is None and not reordered
-            else {c.id: i for i, c in enumerate(retrieval, start=1)},
+            ranks=None if self.role_caps is None else {c.id: i for i, c in enumerate(retrieval, start=1)},
             forget=functools.partial(self._forget, sentences=sentences),
             spent=budget.sources - room,  # the <sources> tags (and any shortfall): shown as used
         )
@@ -1009,10 +978,8 @@ class Packer:
         roles: Mapping[str, str],
         stripped: Mapping[str, int],
         sentences: SentenceCache,
-        newer: Mapping[str, Sequence[str]],
     ) -> tuple[ManifestEntry, ...]:
-        """One entry per candidate, in retrieval rank order; ``newer``: the versions tried
-        before older ones they conflict with (see newest_first), and those."""
+        """One entry per candidate, in retrieval rank order."""
         # where each kept chunk went: (position, label, source)
         where: dict[str, tuple[int, str, Draft]] = {}
         for n, draft in enumerate(ordered, start=1):
@@ -1035,11 +1002,6 @@ class Packer:
                     cost = draft.cost
                     sent = body_tokens(draft.text, sentences, len(draft.members) > 1)
             compression, reason = decision.compression, decision.reason
-            if cid in newer and (older := [o for o in newer[cid] if o not in where]):
-                # (said where it cost an older version its place: sent beside it, it changed nothing)
-                reason += (
-                    f"; tried before {', '.join(older)}, ranked higher but an older version (updated earlier)"
-                )
             if stripped.get(cid):
                 compression = {**(compression or {}), "boilerplate_stripped": stripped[cid]}
                 if not reason.startswith("boilerplate"):  # (the trace says what stripping took)

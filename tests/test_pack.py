@@ -187,57 +187,6 @@ def test_different_numbers_negations_or_names_are_conflicts_not_duplicates():
     assert "conflicts with" in r.trace()
 
 
-def _plus(version: str, price: str, score: float, updated: str | None = None, **more) -> dict:
-    chunk = {"id": version, "text": f"The Plus plan costs {price} a month.", "score": score, **more}
-    return chunk if updated is None else {**chunk, "updated": updated}
-
-
-def test_of_two_dated_versions_the_newest_has_the_first_place():
-    # Two prices of one plan: the stale one ranked higher and took the one place there was,
-    # and the prompt's rule to prefer the newest had nothing to prefer
-    versions = [_plus("p2025", "$2.99", 0.81, "2025-01-10"), _plus("p2026", "$3.99", 0.79, "2026-07-01")]
-    other = {"id": "basic", "text": "Basic is free for small teams.", "score": 0.5}
-    for options in (
-        {"max_sources": 1},
-        {"source_budget": 45},
-        {**satchel.EVIDENCE_POLICY, "source_budget": 45},
-    ):
-        r = satchel.pack([*versions, other], "How much is Plus?", **options)
-        assert [s.ids for s in r.sources] == [("p2026",)], options
-        assert r.entry("p2026").reason.startswith("admitted; tried before p2025, ranked higher but an older")
-        assert r.entry("p2025").conflicts_with == ("p2026",) and r.entry("p2026").role == "decisive"
-    # room for both: both go, in the order of their rank, and no reason speaks of turns
-    r = satchel.pack([*versions, other], "How much is Plus?")
-    assert [s.ids[0] for s in r.sources] == ["p2025", "p2026", "basic"]
-    assert "tried" not in r.entry("p2026").reason
-    # three versions take the three first places, newest first
-    three = [
-        _plus("p2024", "$1.99", 0.9, "2024-03-01"),
-        _plus("p2026", "$3.99", 0.8, "2026-07-01"),
-        _plus("p2025", "$2.99", 0.7, "2025-01-10T09:30"),
-    ]
-    r = satchel.pack(three, "q?", max_sources=2)
-    assert [s.ids[0] for s in r.sources] == ["p2026", "p2025"]  # (placed by rank)
-    assert "tried before p2024" in r.entry("p2026").reason and "tried before p2024" in r.entry("p2025").reason
-
-
-@pytest.mark.parametrize(
-    "versions",
-    [
-        # undated: which is newer is not known, rank decides
-        [_plus("a", "$2.99", 0.81), _plus("b", "$3.99", 0.79)],
-        # one undated: it keeps its place
-        [_plus("a", "$2.99", 0.81), _plus("b", "$3.99", 0.79, "2026-07-01")],
-        # another priority tier: tiers come first
-        [_plus("a", "$2.99", 0.81, "2025-01-10", priority="high"), _plus("b", "$3.99", 0.79, "2026-07-01")],
-    ],
-    ids=["undated", "one-undated", "tiers"],
-)
-def test_versions_whose_age_is_not_known_or_in_another_tier_keep_their_rank(versions):
-    r = satchel.pack(versions, "q?", max_sources=1)
-    assert [s.ids for s in r.sources] == [("a",)] and r.entry("b").conflicts_with == ("a",)
-
-
 RETURNS = (
     "Returns are simple. You can return any lamp within thirty days of delivery, as long as you keep "
     "the receipt and the original box. We refund the full price within five business days after the "
@@ -1129,10 +1078,10 @@ def test_reserves_over_the_window_only_when_counted_together_raise(monkeypatch):
     admitted = []
     admit = packing.Packer._admit
 
-    def admit_at_most_50_times(self, *args, **options):
+    def admit_at_most_50_times(self, *args):
         admitted.append(1)
         assert len(admitted) < 50, "admission ran again and again"
-        return admit(self, *args, **options)
+        return admit(self, *args)
 
     monkeypatch.setattr(packing.Packer, "_admit", admit_at_most_50_times)
     with pytest.raises(satchel.BudgetError, match=r"without any source counts 118 tokens .* 1 over the 117"):
