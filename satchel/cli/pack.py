@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -220,19 +222,50 @@ def role_caps(text: str) -> dict[str, int | float | None]:
         role, sep, value = part.partition("=")
         if not sep:
             raise argparse.ArgumentTypeError(f"{part!r} is not ROLE=CAP (e.g. supporting=120)")
-        value, role = value.strip().lower(), role.strip()
+        role = role.strip()
         if role in caps:
             raise argparse.ArgumentTypeError(
                 f"role {role!r} is given twice in {text!r}; give each role one cap"
             )
         try:
-            caps[role] = None if value in ("none", "") else (float(value) if "." in value else int(value))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
-                "source budget with a decimal point (0.25), or 'none'"
-            ) from None
+            caps[role] = read_cap(value, role)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return caps
+
+
+def read_cap(text: str, role: str) -> int | float | None:
+    """One role's cap as typed: whole tokens (``120``), a share of the source budget with a
+    decimal point (``0.25``, ``1.0``), or ``none`` (or nothing): no cap. A ValueError that
+    names the three forms for anything else. (The lab reads its cap fields with this too:
+    a number read by JavaScript loses its decimal point, and 1.0, the whole budget, became
+    a cap of 1 token.)"""
+    value = text.strip().lower()
+    if value in ("none", ""):
+        return None
+    try:
+        return float(value) if "." in value else int(value)
+    except ValueError:
+        raise ValueError(
+            f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
+            "source budget with a decimal point (0.25), or 'none'"
+        ) from None
+
+
+def cap_text(cap: int | float | None) -> str:
+    """A cap as :func:`read_cap` reads it back, of the same type: ``120``, ``1.0``, ``none``.
+    (A float is written out in full, ``0.00001`` for ``1e-05``: it needs its decimal point.)
+    A ValueError for a value no text reads back as (a bool, NaN, a string)."""
+    if cap is None:
+        return "none"
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+        raise ValueError(f"{cap!r} is no cap")
+    if isinstance(cap, int):
+        return str(cap)
+    if not math.isfinite(cap):
+        raise ValueError(f"{cap!r} is no cap")
+    text = format(decimal.Decimal(repr(cap)), "f")
+    return text if "." in text else f"{text}.0"
 
 
 #: How to fix each option that must not be blank: taken as "not given", a default would win unsaid.

@@ -15,9 +15,12 @@
     POST /api/ablate      the ablation variants for the current question (needs a model and
                           satchel.ablate)
 
-Every :class:`satchel.PackError` becomes a 400 with its message; a body over
-``max_body`` bytes a 413. The model is a FastAPI dependency (:func:`lab_model`)
-so tests and other front ends swap it without touching the routes.
+A cap in ``role_caps`` may be given as text, as ``satchel pack --role-caps`` reads it
+(``"1.0"`` a share, ``"120"`` tokens): the page sends its cap fields so, since
+JavaScript keeps no decimal point on 1.0. Every :class:`satchel.PackError` becomes a
+400 with its message; a body over ``max_body`` bytes a 413. The model is a FastAPI
+dependency (:func:`lab_model`) so tests and other front ends swap it without touching
+the routes.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ from .._chunk import Chunk
 from .._errors import InputError, ModelError, PackError
 from .._manifest import trace_reasons
 from .._pack import Packer
-from ..cli.pack import REQUEST_KEYS, example_request, parse_request, request_of
+from .._roles import check_role_caps
+from ..cli.pack import REQUEST_KEYS, cap_text, example_request, parse_request, read_cap, request_of
 from ..log import json_error, json_lines, load_json
 
 __all__ = [
@@ -163,7 +167,45 @@ def _pack_args(
     for key in ("system", "history"):
         if key in body and key not in options:
             options[key] = body[key]
+    caps = options.get("role_caps")
+    if isinstance(caps, Mapping):
+        options["role_caps"] = _read_caps(caps)
     return candidates, question, options
+
+
+def _read_caps(caps: Mapping[str, Any]) -> dict[str, Any]:
+    """role_caps with each cap given as text (the page's fields, a file's caps as
+    load_request wrote them) read as ``satchel pack --role-caps`` reads it: ``120`` tokens,
+    ``0.25`` or ``1.0`` a share. The page cannot send the number: JavaScript reads 1.0 as 1,
+    and 1 is a cap of one token where the whole budget was meant. Caps given as numbers are
+    left as they are, for pack() to check."""
+    out = {}
+    for role, cap in caps.items():
+        if isinstance(cap, str):
+            try:
+                cap = read_cap(cap, role)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        out[role] = cap
+    return out
+
+
+def _caps_as_text(caps: Any, name: str) -> Any:
+    """A file's role_caps as the page keeps them: each cap as the text that reads back as
+    the same number (1.0 stays "1.0", a share; see _read_caps). Caps that no text reads
+    back as (a string, true, NaN) are refused here as pack() refuses them: a cap given as a
+    string would be read as typed text, and the lab would pack a file `satchel pack FILE`
+    refuses."""
+    if isinstance(caps, Mapping):
+        try:
+            return {role: cap_text(cap) for role, cap in caps.items()}
+        except ValueError:
+            pass
+    try:
+        check_role_caps(caps)
+    except PackError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return caps
 
 
 #: what the page reads as candidates, for a message when it was given something else
@@ -179,7 +221,9 @@ def load_request(text: str, name: str = "the text") -> dict[str, Any]:
 
     Besides the CLI's shapes it takes the lab's own API body (pack options under
     "options") and a query of ``satchel ablate`` (answers and gold; the first query of
-    a JSONL query set). ``options`` are pack() keywords, unchecked: pack() checks them.
+    a JSONL query set). ``options`` are pack() keywords, unchecked: pack() checks them;
+    but role caps come as text, "1.0" for 1.0, and are refused here when no text can
+    hold them (see _caps_as_text).
     """
     text = text.removeprefix("\ufeff")
     if not text.strip():
@@ -246,6 +290,8 @@ def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
         value = query.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{name}: '{key}' must be a JSON list of strings")
+    if "role_caps" in data:
+        data["role_caps"] = _caps_as_text(data["role_caps"], name)
     return _loaded(candidates, question, options=data, **query)
 
 

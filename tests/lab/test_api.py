@@ -429,6 +429,59 @@ def test_load_gives_a_request_files_options_as_satchel_pack_reads_them(client, e
     assert data["options"] == pack_options(argparse.Namespace(), cli)
 
 
+def satchel_pack(capsys, *argv: str) -> dict:
+    """What ``satchel pack ... --format json`` prints, as JSON."""
+    from satchel.cli import main
+
+    assert main(["pack", *argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_files_role_cap_of_1_0_stays_the_whole_budget(client, example, tmp_path, capsys):
+    # (the page read the file's 1.0 as the JavaScript number 1 and sent that back: a cap of
+    # 1 token, 7 kept where `satchel pack rc1.json` keeps 11, "over the supporting cap: 21
+    # tokens > 1"). The caps reach the page as text that reads back as the same number.
+    path = tmp_path / "rc1.json"
+    path.write_text(json.dumps({**example, "role_caps": {"supporting": 1.0, "background": 120}}), "utf-8")
+    data = load(client, path.read_text("utf-8"), "rc1.json").json()
+    assert data["options"] == {"role_caps": {"supporting": "1.0", "background": "120"}}
+    body = {"candidates": data["candidates"], "question": data["question"], "options": data["options"]}
+    got = client.post("/api/pack", json=body).json()
+    expected = satchel_pack(capsys, str(path))
+    assert got == expected
+    assert sum(e["status"] == "kept" for e in got["manifest"]) == 11
+
+
+@pytest.mark.parametrize("typed", ["1.0", "0.5", "120", "0", "none"])
+def test_a_typed_role_cap_is_read_as_the_clis_role_caps_reads_it(client, example, tmp_path, capsys, typed):
+    # (typed 1.0 was sent as 1: one token, not the whole budget)
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(example), "utf-8")
+    body = {**example, "options": {"role_caps": {"supporting": typed}}}
+    got = client.post("/api/pack", json=body)
+    assert got.status_code == 200, got.text
+    assert got.json() == satchel_pack(capsys, str(path), "--role-caps", f"supporting={typed}")
+
+
+def test_role_caps_no_text_holds_are_refused_as_satchel_pack_refuses_them(client, example):
+    # a cap given as a string in a file is no cap to pack(); sent on as typed text, the lab
+    # would have packed a file `satchel pack FILE` refuses
+    response = load(client, json.dumps({**example, "role_caps": {"supporting": "1.0"}}), "caps.json")
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "caps.json: role_caps['supporting']='1.0' must be None (no cap), whole tokens, or a share "
+        "of the source budget between 0 and 1"
+    )
+    # a typed cap the CLI's --role-caps refuses, refused with its words
+    body = {**example, "options": {"role_caps": {"supporting": "1,0"}}}
+    response = client.post("/api/pack", json=body)
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "cap '1,0' for 'supporting' must be a whole number of tokens (120), a share of the source "
+        "budget with a decimal point (0.25), or 'none'"
+    )
+
+
 def test_load_reads_the_labs_own_body_and_an_ablation_query(client, example):
     # (both were "unknown option(s)" errors)
     body = {**example, "options": {"order": "edges", "source_budget": 300}, "system": "Be brief."}

@@ -555,6 +555,29 @@ def test_a_role_cap_typed_as_a_share_stays_a_share(open_lab, url):
     wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 30}))
 
 
+def test_a_role_cap_of_1_0_is_the_whole_budget_from_a_file_or_typed(open_lab, url, tmp_path):
+    # (the page read 1.0 as the JavaScript number 1 and sent that: a cap of 1 token, where
+    # `satchel pack FILE` and `--role-caps supporting=1.0` give the whole budget)
+    lab = open_lab(url)
+    page = lab.page
+    caps = {"supporting": 1.0, "decisive": 1.0}  # (decisive has no field: listed, and sent)
+    upload(page, tmp_path, "rc1.json", {**EXAMPLE, "source_budget": 400, "role_caps": caps})
+
+    def pack(**role_caps):
+        return satchel.pack(
+            EXAMPLE["candidates"], EXAMPLE["question"], source_budget=400, role_caps=role_caps
+        )
+
+    wait_for_pack(page, pack(**caps))
+    assert page.input_value("#cap-supporting") == "1.0"
+    assert page.text_content("#file-extra") == "From rc1.json: role_caps.decisive=1.0"
+    page.fill("#cap-supporting", "1")
+    wait_for_pack(page, pack(supporting=1, decisive=1.0))
+    page.fill("#cap-supporting", "1.0")
+    wait_for_pack(page, pack(**caps))
+    assert lab.errors == []
+
+
 def test_the_start_budget_keeps_the_best_candidate(open_lab, url):
     # (it was half of what all candidates cost: one pasted chunk was always "0 of 1 kept")
     page = open_lab(url).page
