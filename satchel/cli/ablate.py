@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from .._errors import InputError
 from ..log import decode_utf8, json_error, load_json
 from . import command
-from .pack import add_pack_options, pack_options, refuse_blank
+from .pack import add_pack_options, pack_options, refuse_blank, resolve_pack_model
 
 
 class Progress:
@@ -157,7 +157,7 @@ def _write(result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._errors import ModelError
+    from .._errors import ModelError, PackError
     from ..ablate import (
         MAX_PERMUTATIONS,
         PartialAblation,
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         load_queries,
         run_ablation,
     )
-    from ..clients import LocalClient, client_from_spec
+    from ..clients import client_from_spec
 
     refuse_blank(args, "tokenizer", "pack_model")
     if args.limit is not None and args.limit < 1:
@@ -187,14 +187,12 @@ def run(args: argparse.Namespace) -> int:
         if args.n_threads is not None:
             client_options["n_threads"] = args.n_threads
     client = client_from_spec(args.model, base_url=args.base_url, **client_options)
-    if args.pack_model:
-        options["model"] = args.pack_model
-    elif "model" not in options:
-        # A local model budgets in its own vocabulary and window; a server model by its registered name.
-        if isinstance(client, LocalClient):
-            options["model"] = client.register().name
-        else:
-            options["model"] = client.model
+    if args.pack_model or "model" not in options:
+        try:
+            options["model"] = resolve_pack_model(args.model, client, args.pack_model, options)
+        except PackError:  # (before the run: a local model is freed now, not at exit)
+            client.close()
+            raise
 
     progress = Progress(len(queries) * (4 + args.permutations))
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None

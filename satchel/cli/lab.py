@@ -10,6 +10,7 @@ import webbrowser
 
 from .._errors import ConfigError
 from . import command
+from .pack import refuse_blank
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
@@ -29,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
         "(default: $SATCHEL_LAB_MODEL, else no model)",
     )
+    # (as satchel ablate's: the two resolve --model and --pack-model alike, resolve_pack_model)
+    p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,11 +43,14 @@ def run(args: argparse.Namespace) -> int:
         from ..lab import INSTALL_HINT
 
         raise ConfigError(INSTALL_HINT) from None
+    refuse_blank(args, "pack_model")
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port {args.port} is not a TCP port; use 1-65535 (default {DEFAULT_PORT})")
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(
-        args.model, allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+        args.model,
+        allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None,
+        pack_model=args.pack_model,
     )
     # Bound here, before the URL is shown: a port in use or a host that does not resolve is
     # one clear error, and the browser never opens on whatever else answers at that URL.

@@ -8,13 +8,14 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
 from .._chunk import Chunk
-from .._errors import InputError
+from .._errors import ConfigError, InputError, UnknownModelError
 from .._manifest import canonical_json
+from .._models import get_model, known_models
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
@@ -284,6 +285,50 @@ def refuse_blank(args: argparse.Namespace, *names: str) -> None:
         value = getattr(args, name, None)
         if value is not None and not value.strip():
             raise InputError(f"--{name.replace('_', '-')} {value!r} is blank; {BLANK_FIXES[name]}")
+
+
+def resolve_pack_model(
+    spec: str | None, client: Any, pack_model: str | None = None, options: Mapping[str, Any] | None = None
+) -> str:
+    """The model a pack is budgeted for when ``client``, built from ``--model spec``, answers:
+    the one resolution of ``satchel ablate`` and ``satchel lab``. ``--pack-model`` when given;
+    else a local model's own profile (registered here: its window is its n_ctx, its counts
+    are in its own vocabulary); else a server model's own name. A model Satchel does not
+    know is a ConfigError naming ``--pack-model`` (the lab packed for gpt-4o's 128k window in
+    o200k counts, called exact, whatever model answered), unless ``options`` give both the
+    window and the tokenizer, which is all a pack needs of a model."""
+    if pack_model is None:
+        register = getattr(client, "register", None)
+        if callable(register):
+            own: str = register().name
+            return own
+        name, where = getattr(client, "model", None), f"--model {spec}"
+    else:
+        name, where = pack_model, f"--pack-model {pack_model}"
+    given = options or {}
+    if given.get("context_window") is not None and given.get("tokenizer") is not None:
+        return str(name)
+    try:
+        get_model(str(name))  # (a client without a model name is a model Satchel does not know)
+    except UnknownModelError:
+        raise ConfigError(
+            f"{where}: Satchel does not know {name!r} (its context window and tokenizer), so it "
+            "cannot budget a pack for it; pass --pack-model with a model it knows whose window is "
+            "no larger than the answering model's (its tokenizer then stands in: the counts are an "
+            f"estimate), one of: {_windows()}"
+        ) from None
+    return str(name)
+
+
+def _windows() -> str:
+    """One known model per window size, smallest window first: 'gpt-4 (8,192 tokens), ...'."""
+    shortest: dict[int, str] = {}
+    for name in known_models():
+        window = get_model(name).context_window
+        if window not in shortest or len(name) < len(shortest[window]):
+            shortest[window] = name
+    named = [f"{shortest[w]} ({w:,}{' tokens' if i == 0 else ''})" for i, w in enumerate(sorted(shortest))]
+    return ", ".join(named)
 
 
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:

@@ -247,7 +247,7 @@ def test_the_model_spec_goes_to_the_factory_once(example):
         specs.append(spec)
         return FakeModel()
 
-    client = TestClient(create_app(model="openai:test", client_factory=factory))
+    client = TestClient(create_app(model="openai:test", client_factory=factory, pack_model="gpt-4o-mini"))
     assert client.get("/api/options").json()["model"] == "openai:test"
     body = {"candidates": example["candidates"], "question": example["question"]}
     for _ in range(2):
@@ -256,8 +256,8 @@ def test_the_model_spec_goes_to_the_factory_once(example):
 
 
 def test_model_spec_from_the_environment(monkeypatch):
-    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:from-env")
-    assert TestClient(create_app()).get("/api/options").json()["model"] == "openai:from-env"
+    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:gpt-4o-mini")
+    assert TestClient(create_app()).get("/api/options").json()["model"] == "openai:gpt-4o-mini"
 
 
 def test_ablate_needs_a_model_and_the_harness(client, example):
@@ -395,6 +395,110 @@ def test_a_server_model_satchel_knows_is_packed_for(example):
 
 class ServerModel(FakeModel):
     model = "gpt-3.5-turbo"
+
+
+def test_a_server_model_satchel_does_not_know_is_said_at_start_with_the_fix(tmp_path, capsys):
+    # (`satchel lab --model openai:qwen2.5-7b-instruct` came up packing for gpt-4o: a 128k
+    # window in o200k counts, which the trace called exact); said as `satchel ablate` says it
+    import socket
+
+    from satchel.cli import main
+
+    spec = "openai:qwen2.5-7b-instruct"
+    queries = tmp_path / "q.jsonl"
+    query = {"question": "q", "candidates": [{"id": "a", "text": "x"}], "answers": ["x"], "gold": []}
+    queries.write_text(json.dumps(query) + "\n")
+    ablate = ["ablate", str(queries), "--out", str(tmp_path / "out"), "--model", spec]
+    with socket.socket() as busy:  # (said before the port is bound: a lab that came up fails here)
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        lab = ["lab", "--no-browser", "--port", str(busy.getsockname()[1]), "--model", spec]
+        assert main(lab) == 2
+        out, lab_err = capsys.readouterr()
+        assert out == ""
+        assert lab_err.startswith(
+            f"satchel: error: --model {spec}: Satchel does not know 'qwen2.5-7b-instruct' (its context "
+            "window and tokenizer), so it cannot budget a pack for it; pass --pack-model with a model "
+            "it knows whose window is no larger than the answering model's"
+        )
+        assert "gpt-4-32k (32,768)" in lab_err
+        assert main(ablate) == 2
+        assert capsys.readouterr().err == lab_err
+        assert main([*lab, "--pack-model", "gpt-5x"]) == 2
+        assert main([*ablate, "--pack-model", "gpt-5x"]) == 2
+        lab_err, ablate_err = capsys.readouterr().err.splitlines()
+        assert lab_err == ablate_err
+        assert lab_err.startswith("satchel: error: --pack-model gpt-5x: Satchel does not know 'gpt-5x'")
+
+
+def test_a_request_that_names_no_model_is_packed_for_the_pack_model(example):
+    # --pack-model, as for satchel ablate; /api/ask, /api/pack and /api/ablate alike
+    class Qwen(FakeModel):
+        model = "qwen2.5-7b-instruct"
+
+    app = create_app(
+        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
+    )
+    lab = TestClient(app)
+    assert lab.get("/api/options").json()["defaults"]["model"] == "gpt-4-32k"
+    body = {"candidates": example["candidates"], "question": example["question"]}
+    expected = satchel.pack(example["candidates"], example["question"], model="gpt-4-32k").to_dict()
+    assert lab.post("/api/ask", json=body).json()["pack"] == expected
+    assert lab.post("/api/pack", json=body).json() == expected
+
+
+class LocalModel(FakeModel):
+    """A local model as the lab meets one: it registers its own profile (a window of 1,024) and
+    counts its own prompt (as LocalClient does; here, what the profile's tokenizer counts)."""
+
+    name, n_ctx = "tiny-local", 1024
+
+    def register(self):
+        profile = satchel.ModelProfile(self.name, self.n_ctx, "o200k_base")
+        satchel.register_model(profile)
+        return profile
+
+    def prompt_tokens(self, messages):
+        return sum(
+            satchel.resolve_tokenizer("o200k_base", "o200k_base", self.name).count(m["content"])
+            for m in messages
+        )
+
+
+def test_a_local_model_is_asked_with_a_pack_for_its_own_window(example, monkeypatch):
+    # (`satchel lab --model local`: a question without options.model was packed for gpt-4o and
+    # failed with a 502 that said "pack with model='smollm2-135m-instruct' after
+    # client.register()", advice for the Python API)
+    import satchel._models
+
+    monkeypatch.setattr(satchel._models, "_REGISTRY", dict(satchel._models._REGISTRY))
+    model = LocalModel()
+    lab = TestClient(create_app(model="local", client_factory=lambda spec: model))
+    many = [
+        {"id": f"c{i}", "text": f"Fact {i}: the depot in town {i} opens at {i % 12 + 1} am."}
+        for i in range(150)
+    ]
+    body = {"candidates": many, "question": "When does the depot in town 7 open?"}
+    data = lab.post("/api/ask", json=body).json()
+    assert data["pack"]["config"]["model"] == "tiny-local"
+    assert data["pack"]["budget"]["context_window"] == 1024
+    assert len(model.calls) == 1
+    # packed for another window by hand: said before the call, with what to change on the page
+    response = lab.post("/api/ask", json={**body, "options": {"model": "gpt-4o"}})
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert (
+        "tiny-local holds 1,024 (the pack is budgeted for gpt-4o): pick tiny-local in the Model field"
+        in error
+    )
+    assert "register()" not in error and "n_ctx" not in error
+    ablation = {**body, "options": {"model": "gpt-4o"}, "answers": ["7 am"], "gold": [], "permutations": 0}
+    response = lab.post("/api/ablate", json=ablation)
+    assert response.status_code == 502 and "pick tiny-local in the Model field" in response.json()["error"]
+    assert len(model.calls) == 1
+    ablation["options"] = {}  # (packed for tiny-local: it fits, and the model is asked)
+    assert lab.post("/api/ablate", json=ablation).status_code == 200
+    assert len(model.calls) > 1
 
 
 # -- reading pasted and uploaded text (POST /api/load) ------------------------------------

@@ -67,6 +67,8 @@ class FakeAnswer:
 
 
 class FakeModel:
+    model = "gpt-4o"  # (a server model Satchel knows: the lab packs for it)
+
     def complete(self, messages, max_tokens=512, temperature=0.0):
         return FakeAnswer("You have 30 days [S1]; refunds take 5 business days [S2]. Also [S99].")
 
