@@ -309,6 +309,46 @@ def test_lab_on_a_port_in_use_is_one_clear_error_before_any_url(capsys):
     assert "--host 'no.such.host.invalid' does not resolve" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("host", "warned"), [(None, False), ("127.0.0.2", False), ("0.0.0.0", True)])
+def test_the_lab_says_so_when_it_serves_beyond_this_machine(monkeypatch, capsys, host, warned):
+    # (--host 0.0.0.0 served every interface without a word, with the Host check off; and
+    # 127.0.0.2, loopback, had the Host check off too). By default only this machine reaches
+    # the lab, on 127.0.0.1, as the README says.
+    import socket
+
+    import uvicorn
+
+    from satchel.cli import main
+
+    monkeypatch.delenv("SATCHEL_LAB_MODEL", raising=False)
+    served = []
+
+    def run(server, sockets):
+        served.append((server.config.app, sockets[0].getsockname()[0]))
+        sockets[0].close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["lab", "--no-browser", "--port", str(port), *(["--host", host] if host else [])]) == 0
+    out, err = capsys.readouterr()
+    bound = host or "127.0.0.1"
+    assert out == f"Satchel Lab: http://{bound}:{port}/  (Ctrl+C to stop)\n"
+    assert err == (
+        f"satchel: warning: --host {host} serves the lab on every address of this machine, port {port}: "
+        "any machine that reaches it can use its page and API, and its Host-header check (against DNS "
+        "rebinding) is off; leave --host out to serve this machine only (127.0.0.1)\n"
+        if warned
+        else ""
+    )
+    (app, address), *more = served
+    assert address == bound and not more
+    assert TestClient(app, base_url=f"http://{bound}:{port}").get("/api/options").status_code == 200
+    foreign = TestClient(app, base_url="http://evil.example").get("/api/options").status_code
+    assert foreign == (200 if warned else 400)
+
+
 def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
     lab, _ = model_lab
     body = {
