@@ -213,12 +213,14 @@ def _read_caps(caps: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _caps_as_text(caps: Any, name: str) -> Any:
+def _caps_as_text(caps: Any, name: str, api_body: bool = False) -> Any:
     """A file's role_caps as the page keeps them: each cap as the text that reads back as
     the same number (1.0 stays "1.0", a share; see _read_caps). Caps that no text reads
     back as (a string, true, NaN) are refused here as pack() refuses them: a cap given as a
     string would be read as typed text, and the lab would pack a file `satchel pack FILE`
-    refuses."""
+    refuses. In the lab's own API body (``api_body``) caps may be text, as the API takes them."""
+    if api_body and isinstance(caps, Mapping):
+        caps = _read_caps(caps)
     if isinstance(caps, Mapping):
         try:
             return {role: cap_text(cap) for role, cap in caps.items()}
@@ -286,7 +288,8 @@ def _loaded(candidates: list[Any], question: str | None = None, **parts: Any) ->
 def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     """A request object (see load_request) split into its parts."""
     data = dict(data)
-    if "options" in data:  # the lab's API body
+    api_body = "options" in data
+    if api_body:  # the lab's API body
         options = _object(data.pop("options"), f"{name}: 'options'")
         both = sorted(k for k in options if k in data and data[k] != options[k])
         if both:
@@ -314,7 +317,7 @@ def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{name}: '{key}' must be a JSON list of strings")
     if "role_caps" in data:
-        data["role_caps"] = _caps_as_text(data["role_caps"], name)
+        data["role_caps"] = _caps_as_text(data["role_caps"], name, api_body)
     return _loaded(candidates, question, options=data, **query)
 
 

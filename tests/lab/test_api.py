@@ -644,6 +644,10 @@ def test_role_caps_no_text_holds_are_refused_as_satchel_pack_refuses_them(client
         "caps.json: role_caps['supporting']='1.0' must be None (no cap), whole tokens, or a share "
         "of the source budget between 0 and 1"
     )
+    # the lab's own API body takes caps as text, as the API does
+    body = {**example, "options": {"role_caps": {"supporting": "1.0", "background": 0.5}}}
+    data = load(client, json.dumps(body), "api_request.json").json()
+    assert data["options"] == {"role_caps": {"supporting": "1.0", "background": "0.5"}}
     # a typed cap the CLI's --role-caps refuses, refused with its words
     body = {**example, "options": {"role_caps": {"supporting": "1,0"}}}
     response = client.post("/api/pack", json=body)
