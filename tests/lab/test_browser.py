@@ -580,6 +580,30 @@ def test_a_role_cap_of_1_0_is_the_whole_budget_from_a_file_or_typed(open_lab, ur
     assert lab.errors == []
 
 
+def test_the_model_field_starts_at_the_model_the_lab_packs_for(open_lab):
+    # (`satchel lab --model openai:qwen2.5-7b-instruct` packed for gpt-4o, a 128k window; with
+    # --pack-model, as for satchel ablate, the page starts at that model and packs for it)
+    class Qwen(FakeModel):
+        model = "qwen2.5-7b-instruct"
+
+    app = create_app(
+        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
+    )
+    server = serve(app)
+    try:
+        lab = open_lab(next(server))
+        page = lab.page
+        assert page.input_value("#model") == "gpt-4-32k"
+        budget = int(page.input_value("#budget"))
+        wait_for_pack(
+            page,
+            satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], model="gpt-4-32k", source_budget=budget),
+        )
+        assert lab.errors == []
+    finally:
+        server.close()
+
+
 def test_the_start_budget_keeps_the_best_candidate(open_lab, url):
     # (it was half of what all candidates cost: one pasted chunk was always "0 of 1 kept")
     page = open_lab(url).page
