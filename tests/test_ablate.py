@@ -906,8 +906,9 @@ def test_cli_a_server_model_satchel_does_not_know_is_told_to_give_pack_model(tmp
     ]
     assert main([*argv, "--model", "openai:llama3.1:8b"]) == 2
     err = capsys.readouterr().err
-    assert "--model openai:llama3.1:8b: Satchel does not know the model 'llama3.1:8b'" in err
-    assert "budget for a model it knows with --pack-model, e.g. --pack-model gpt-4o-mini" in err
+    assert "--model openai:llama3.1:8b: Satchel does not know 'llama3.1:8b'" in err
+    assert "pass --pack-model with a model it knows whose window is no larger than the answering" in err
+    assert "better some 10% smaller" in err
     assert not (out / "results.json").exists()
     # the advice works as given: packed for gpt-4o-mini in the server's window, answered by the server's model
     assert (
@@ -932,4 +933,4 @@ def test_cli_a_server_model_satchel_does_not_know_is_told_to_give_pack_model(tmp
     )
     # a name close to one Satchel knows is named
     assert main([*argv, "--model", "openai:gpt4o"]) == 2
-    assert "(did you mean --model openai:gpt-4o?)" in capsys.readouterr().err
+    assert "; did you mean --model openai:gpt-4o?" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from .._errors import InputError
 from ..log import decode_utf8, json_error, load_json
 from . import command
-from .pack import add_pack_options, pack_options, refuse_blank
+from .pack import add_pack_options, pack_options, refuse_blank, resolve_pack_model
 
 
 class Progress:
@@ -162,28 +162,6 @@ def _write(result: Any, out: str, argv: list[str] | None) -> dict[str, Any]:
     return written
 
 
-def _unknown_server_model(spec: str, name: str) -> str:
-    """Why a server's model that is not in the registry cannot be budgeted for, and the fix:
-    --pack-model (vLLM's and Ollama's names, "llama3.1:8b", are none of OpenAI's, and the
-    packer's own advice named --context-window and --tokenizer but not --pack-model). The
-    margin: SmolLM2 behind llama.cpp's server counted 7-11% more tokens than gpt-4o-mini's
-    tokenizer in the prompts of 4 NQ queries packed for it."""
-    import difflib
-
-    from .._models import known_models
-
-    lowered = {known.lower(): known for known in known_models()}  # (as the registry's own hint)
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=1)
-    typo = f" (did you mean --model openai:{lowered[close[0]]}?)" if close else ""
-    return (
-        f"--model {spec}: Satchel does not know the model {name!r}, so it cannot count its "
-        f"tokens or size its window{typo}; budget for a model it knows with --pack-model, e.g. "
-        "--pack-model gpt-4o-mini --context-window N, N some 10% below the server's window (the "
-        f"server still answers as {name!r}, whose own tokenizer counts differently), or count "
-        "exactly with --context-window N and --tokenizer PATH/tokenizer.json (this model's own)"
-    )
-
-
 def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> int:
     """Ctrl+C stopped the run: write the queries answered before it, as a run the model
     failed is written (report.md and results.json say where it stopped), say where, and
@@ -215,7 +193,7 @@ def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> in
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._errors import ModelError, UnknownModelError
+    from .._errors import ModelError, PackError
     from ..ablate import (
         MAX_PERMUTATIONS,
         PartialAblation,
@@ -223,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         load_queries,
         run_ablation,
     )
-    from ..clients import LocalClient, client_from_spec
+    from ..clients import client_from_spec
 
     refuse_blank(args, "tokenizer", "pack_model")
     if args.limit is not None and args.limit < 1:
@@ -245,15 +223,14 @@ def run(args: argparse.Namespace) -> int:
         if args.n_threads is not None:
             client_options["n_threads"] = args.n_threads
     client = client_from_spec(args.model, base_url=args.base_url, **client_options)
-    server_model = None  # (the packing model, when it is the name the server answers to)
-    if args.pack_model:
-        options["model"] = args.pack_model
-    elif "model" not in options:
-        # A local model budgets in its own vocabulary and window; a server model by its registered name.
-        if isinstance(client, LocalClient):
-            options["model"] = client.register().name
-        else:
-            options["model"] = server_model = client.model
+    if args.pack_model or "model" not in options:
+        try:
+            options["model"] = resolve_pack_model(args.model, client, args.pack_model, options)
+        except PackError:  # (before the run: a local model is freed now, not at exit)
+            close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
+            if callable(close):
+                close()
+            raise
 
     progress = Progress(len(queries) * (4 + args.permutations))
     argv = ["satchel", "ablate", *sys.argv[2:]] if sys.argv[1:2] == ["ablate"] else None
@@ -278,10 +255,6 @@ def run(args: argparse.Namespace) -> int:
         raise ModelError(
             f"{exc}; the {len(exc.result.queries)} queries answered before it are written to {args.out}"
         ) from exc
-    except UnknownModelError:  # (raised before the first model call)
-        if server_model is None:
-            raise
-        raise UnknownModelError(_unknown_server_model(args.model, server_model)) from None
     except KeyboardInterrupt as exc:  # (InterruptedAblation: with the queries answered before it)
         interrupted = exc
     finally:

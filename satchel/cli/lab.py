@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import socket
+import sys
 import threading
 import webbrowser
+from typing import Any
 
 from .._errors import ConfigError
 from . import command
+from .pack import refuse_blank
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
@@ -29,6 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
         "(default: $SATCHEL_LAB_MODEL, else no model)",
     )
+    # (as satchel ablate's: the two resolve --model and --pack-model alike, resolve_pack_model)
+    p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,17 +46,38 @@ def run(args: argparse.Namespace) -> int:
         from ..lab import INSTALL_HINT
 
         raise ConfigError(INSTALL_HINT) from None
+    refuse_blank(args, "pack_model")
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port {args.port} is not a TCP port; use 1-65535 (default {DEFAULT_PORT})")
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    address = _resolve(args.host, args.port)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    # Whether only this machine can reach the lab is read from the address bound, not from
+    # how --host was spelt (127.0.0.2 is loopback; a name may be any address).
+    ip = ipaddress.ip_address(address[4][0].split("%")[0])
+    loopback = ip.is_loopback
     app = create_app(
-        args.model, allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+        args.model,
+        allowed_hosts=sorted({"127.0.0.1", "localhost", "[::1]", "::1", args.host, shown})
+        if loopback
+        else None,
+        pack_model=args.pack_model,
     )
     # Bound here, before the URL is shown: a port in use or a host that does not resolve is
     # one clear error, and the browser never opens on whatever else answers at that URL.
-    sock = _bind(args.host, args.port)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
+    sock = _bind(address, args.host, args.port)
     url = f"http://{shown}:{args.port}/"
+    if not loopback:
+        # (--host 0.0.0.0 served every interface without a word, and with the Host check off)
+        where = "every address of this machine" if ip.is_unspecified else str(ip)
+        spec = app.state.model.spec
+        model = f", and make {spec} answer" if spec else ""
+        print(
+            f"satchel: warning: --host {args.host} serves the lab on {where}, port {args.port}: any "
+            f"machine that reaches it can use its page and API{model}, and its Host-header check "
+            "(against DNS rebinding) is off; leave --host out to serve this machine only (127.0.0.1)",
+            file=sys.stderr,
+            flush=True,
+        )
     print(f"Satchel Lab: {url}  (Ctrl+C to stop)", flush=True)
     if not args.no_browser:
         # once uvicorn has had a moment to listen; a failed open only means the user clicks the URL
@@ -59,15 +86,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host``:``port`` for the lab to serve on."""
+def _resolve(host: str, port: int) -> tuple[Any, ...]:
+    """``host``:``port`` as the address the lab binds (getaddrinfo's first answer)."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return tuple(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0])
     except OSError as exc:
         raise ConfigError(
             f"--host {host!r} does not resolve ({exc.strerror}); use 127.0.0.1 (this machine only) "
             "or an address of this machine"
         ) from None
+
+
+def _bind(resolved: tuple[Any, ...], host: str, port: int) -> socket.socket:
+    """A socket bound to ``resolved`` (``host``:``port``) for the lab to serve on."""
+    family, kind, proto, _, address = resolved
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as uvicorn binds)
     try:

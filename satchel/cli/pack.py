@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import decimal
+import difflib
 import json
+import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
 from .._chunk import Chunk
-from .._errors import InputError
+from .._errors import ConfigError, InputError, UnknownModelError
 from .._manifest import canonical_json
+from .._models import get_model, known_models
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
@@ -254,25 +258,56 @@ def role_caps(text: str) -> dict[str, int | float | None]:
         role, sep, value = part.partition("=")
         if not sep:
             raise argparse.ArgumentTypeError(f"{part!r} is not ROLE=CAP (e.g. supporting=120)")
-        value, role = value.strip().lower(), role.strip()
+        role = role.strip()
         if role in caps:
             raise argparse.ArgumentTypeError(
                 f"role {role!r} is given twice in {text!r}; give each role one cap"
             )
         try:
-            caps[role] = None if value in ("none", "") else (float(value) if "." in value else int(value))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
-                "source budget with a decimal point (0.25), or 'none'"
-            ) from None
-        share = caps[role]
-        if isinstance(share, float) and share > 1:  # (pack's own message speaks of Python's types)
-            raise argparse.ArgumentTypeError(
-                f"cap {value!r} for {role!r} has a decimal point, so it is a share of the source budget, "
-                f"and a share is at most 1; give tokens without one ({int(share)}) or a share such as 0.25"
-            )
+            caps[role] = read_cap(value, role)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return caps
+
+
+def read_cap(text: str, role: str) -> int | float | None:
+    """One role's cap as typed: whole tokens (``120``), a share of the source budget with a
+    decimal point (``0.25``, ``1.0``), or ``none`` (or nothing): no cap. A ValueError that
+    names the three forms for anything else. (The lab reads its cap fields with this too:
+    a number read by JavaScript loses its decimal point, and 1.0, the whole budget, became
+    a cap of 1 token.)"""
+    value = text.strip().lower()
+    if value in ("none", ""):
+        return None
+    try:
+        cap = float(value) if "." in value else int(value)
+    except ValueError:
+        raise ValueError(
+            f"cap {value!r} for {role!r} must be a whole number of tokens (120), a share of the "
+            "source budget with a decimal point (0.25), or 'none'"
+        ) from None
+    if isinstance(cap, float) and cap > 1:  # (pack's own message speaks of Python's types)
+        raise ValueError(
+            f"cap {value!r} for {role!r} has a decimal point, so it is a share of the source budget, "
+            f"and a share is at most 1; give tokens without one ({int(cap)}) or a share such as 0.25"
+        )
+    return cap
+
+
+def cap_text(cap: int | float | None) -> str:
+    """A cap as :func:`read_cap` reads it back, of the same type: ``120``, ``1.0``, ``none``.
+    (A float is written out in full, ``0.00001`` for ``1e-05``: it needs its decimal point.)
+    A ValueError for a value no text reads back as (a bool, NaN, a string)."""
+    if cap is None:
+        return "none"
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+        raise ValueError(f"{cap!r} is no cap")
+    if isinstance(cap, int):
+        return str(cap)
+    if not math.isfinite(cap):
+        raise ValueError(f"{cap!r} is no cap")
+    text = format(decimal.Decimal(repr(cap)), "f")
+    return text if "." in text else f"{text}.0"
 
 
 #: How to fix each option that must not be blank: taken as "not given", a default would win unsaid.
@@ -291,6 +326,64 @@ def refuse_blank(args: argparse.Namespace, *names: str) -> None:
         value = getattr(args, name, None)
         if value is not None and not value.strip():
             raise InputError(f"--{name.replace('_', '-')} {value!r} is blank; {BLANK_FIXES[name]}")
+
+
+def resolve_pack_model(
+    spec: str | None, client: Any, pack_model: str | None = None, options: Mapping[str, Any] | None = None
+) -> str:
+    """The model a pack is budgeted for when ``client``, built from ``--model spec``, answers:
+    the one resolution of ``satchel ablate`` and ``satchel lab``. ``--pack-model`` when given;
+    else a local model's own profile (registered here: its window is its n_ctx, its counts
+    are in its own vocabulary); else a server model's own name. A model Satchel does not
+    know is a ConfigError naming ``--pack-model`` (the lab packed for gpt-4o's 128k window in
+    o200k counts, called exact, whatever model answered), unless ``options`` give both the
+    window and the tokenizer, which is all a pack needs of a model."""
+    if pack_model is None:
+        register = getattr(client, "register", None)
+        if callable(register):
+            own: str = register().name
+            return own
+        name, where = getattr(client, "model", None), f"--model {spec}"
+    else:
+        name, where = pack_model, f"--pack-model {pack_model}"
+    given = options or {}
+    if given.get("context_window") is not None and given.get("tokenizer") is not None:
+        return str(name)
+    try:
+        get_model(str(name))  # (a client without a model name is a model Satchel does not know)
+    except UnknownModelError:
+        # (the margin: SmolLM2 behind llama.cpp's server counted 7-11% more tokens than
+        # gpt-4o-mini's tokenizer in prompts packed for it, 1,007 of a 1,024 window)
+        raise ConfigError(
+            f"{where}: Satchel does not know {name!r} (its context window and tokenizer), so it "
+            "cannot budget a pack for it; pass --pack-model with a model it knows whose window is "
+            "no larger than the answering model's, better some 10% smaller (its tokenizer then "
+            "stands in, and may count fewer tokens than the model's own: the counts are an "
+            f"estimate), one of: {_windows()}{_close_to(name, where)}"
+        ) from None
+    return str(name)
+
+
+def _close_to(name: Any, where: str) -> str:
+    """A known model's name close to ``name`` (a typo, "gpt4o"), as the option to give it."""
+    lowered = {known.lower(): known for known in known_models()}  # (as the registry's own hint)
+    close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1)
+    if not close:
+        return ""
+    option = where.split()[0]  # --model or --pack-model
+    prefix = "openai:" if option == "--model" else ""
+    return f"; did you mean {option} {prefix}{lowered[close[0]]}?"
+
+
+def _windows() -> str:
+    """One known model per window size, smallest window first: 'gpt-4 (8,192 tokens), ...'."""
+    shortest: dict[int, str] = {}
+    for name in known_models():
+        window = get_model(name).context_window
+        if window not in shortest or len(name) < len(shortest[window]):
+            shortest[window] = name
+    named = [f"{shortest[w]} ({w:,}{' tokens' if i == 0 else ''})" for i, w in enumerate(sorted(shortest))]
+    return ", ".join(named)
 
 
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:

