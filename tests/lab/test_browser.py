@@ -641,20 +641,23 @@ def test_sources_are_found_whatever_a_chunk_or_the_question_holds(open_lab, url)
     page.wait_for_selector('#ask-prompt .src.flash[data-label="S2"]', timeout=WAIT_MS)
 
 
-def test_the_slider_stops_at_the_windows_source_budget(open_lab, url):
-    # (it went to 1.2 times what all candidates cost, past what the window leaves)
+@pytest.mark.parametrize("model", ["gpt-4", "gpt-5"])
+def test_the_slider_stops_at_the_windows_source_budget(open_lab, url, model):
+    # (it went to 1.2 times what all candidates cost, past what the window leaves; and for
+    # gpt-5 to what its 400,000-token window leaves, past the 272,000 its API takes as input)
     page = open_lab(url).page
-    page.select_option("#model", "gpt-4")
-    chunks = [{"id": f"c{i}", "text": f"Fact {i}: " + "lamp " * 700, "score": 1 - i / 100} for i in range(14)]
+    page.select_option("#model", model)
+    n = 14 if model == "gpt-4" else 420  # (more than the window takes: 8,192 and 272,000 tokens)
+    chunks = [{"id": f"c{i}", "text": f"Fact {i}: " + "lamp " * 700, "score": 1 - i / 1000} for i in range(n)]
     paste(page, chunks)
     page.wait_for_function(
-        "() => document.querySelector('#pack-status').textContent.includes('of 14 kept')", timeout=WAIT_MS
+        f"() => document.querySelector('#pack-status').textContent.includes('of {n} kept')", timeout=WAIT_MS
     )
-    room = satchel.pack(chunks, EXAMPLE["question"], model="gpt-4").tokens.source_budget
+    room = satchel.pack(chunks, EXAMPLE["question"], model=model).tokens.source_budget
     top = int(page.get_attribute("#budget", "max"))
     assert top == room
     set_budget(page, top)
-    wait_for_pack(page, satchel.pack(chunks, EXAMPLE["question"], model="gpt-4", source_budget=top))
+    wait_for_pack(page, satchel.pack(chunks, EXAMPLE["question"], model=model, source_budget=top))
     assert page.text_content("#pack-status").endswith(f"/ {room} source tokens")
 
 

@@ -200,8 +200,11 @@ function render(result) {
 /** What the window leaves for sources in this pack (its source budget, had it no cap). */
 function roomOf(result) {
   const b = result.budget;
-  return b.context_window - ["system", "question", "history", "answer", "contract", "other"]
-    .reduce((n, k) => n + (b[k] || 0), 0);
+  // (the prompt's limit: the window less the answer, and no more than the model takes as
+  // input where its API takes less: gpt-5's 272,000 of 400,000)
+  let limit = b.context_window - (b.answer || 0);
+  if (b.input_limit !== undefined && b.input_limit !== null) limit = Math.min(limit, b.input_limit);
+  return limit - ["system", "question", "history", "contract", "other"].reduce((n, k) => n + (b[k] || 0), 0);
 }
 
 /** The slider never offers more than the window leaves for sources (a longer question or a
