@@ -6,7 +6,9 @@ will include as many chunks as fit." Chunks end where sentences end (``split_sen
 a list item, a table row or a fenced code block is a unit of its own), each holds at most
 ``max_tokens`` counted with the model's own tokenizer, and each carries its exact place in
 the document (``doc_id``, ``start``, ``end``): when several of them reach :func:`satchel.pack`,
-neighbours merge back into one source without repeating what they share.
+neighbours merge back into one source without repeating what they share. A chunk that repeats
+nothing of the one before (``overlap=0``) starts where that one ends, with the whitespace
+between them, so that the two touch.
 
     chunker = DocumentChunker("gpt-4o", max_tokens=256, overlap=32)
     for chunk in chunker.chunk(manual, doc_id="manual", title="User manual"):
@@ -98,10 +100,19 @@ class DocumentChunker:
     def _runs(self, text: str, units: list[tuple[int, int]], count: TokenCounter) -> list[tuple[int, int]]:
         """(start, end) of each chunk: runs of ``units`` as long as they fit, the next run
         starting at the units that end the last one and fit in ``overlap``."""
-        runs = []
+        runs: list[tuple[int, int]] = []
         first = 0
         while first < len(units):
             start = units[first][0]
+            # A chunk after one it does not overlap starts where that one ends, with the
+            # whitespace between them: the two touch, so retrieved together they merge back
+            # into one source in pack (apart by the whitespace no chunk held, they never did:
+            # a merge cannot know what stood between them). Not where that whitespace alone
+            # would take its first unit over max_tokens ("\n\n" is a token of its own).
+            if runs and runs[-1][1] < start and text[runs[-1][1] : start].isspace():
+                lead = runs[-1][1]
+                if count(text[lead : units[first][1]]) <= self.max_tokens:
+                    start = lead
             last, tokens = first, count(text[start : units[first][1]])
             while last + 1 < len(units):
                 # (only the end of what is there is counted again with what joins it)

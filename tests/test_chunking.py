@@ -35,10 +35,13 @@ MANUAL = (
 
 def check(chunks, doc, max_tokens, overlap, tokenizer=O200K):
     """Every invariant of a chunking of ``doc``: exact offsets, within max_tokens, in order,
-    every word of the document in a chunk, and overlaps of at most ``overlap`` tokens."""
+    every word of the document in a chunk, overlaps of at most ``overlap`` tokens, and no
+    whitespace at a chunk's end, nor at its start but where it touches the chunk before."""
     assert chunks, doc
-    for c in chunks:
-        assert doc[c.start : c.end] == c.text and c.text == c.text.strip()
+    for k, c in enumerate(chunks):
+        assert doc[c.start : c.end] == c.text and c.text == c.text.rstrip()
+        if c.text != c.text.lstrip():  # (the whitespace after the chunk before, which it touches)
+            assert k and chunks[k - 1].end == c.start, c
         assert tokenizer.count(c.text) <= max_tokens, c
     covered = set()
     for before, after in zip(chunks, chunks[1:], strict=False):
@@ -107,14 +110,27 @@ def test_chunks_go_into_a_context_window_as_seed_004_says_and_merge_back_in_a_pa
     window.assemble(max_tokens=120)
     usage = window.usage()
     assert "system" in usage.included and usage.excluded and usage.tokens_used <= 120
-    # all of them retrieved: chunks that overlap merge into one source, and no sentence is
-    # sent twice (chunks apart only by the blank line between them stay apart: their texts
-    # hold no whitespace at either end, and a merge cannot know what stood between them)
+    # all of them retrieved: chunks that overlap or touch merge back into one source, the
+    # document as it was, and no sentence is sent twice
     result = satchel.pack(chunks, "How long is the warranty?", model="gpt-4o")
     overlapping = {c.id for b, c in zip(chunks, chunks[1:], strict=False) if c.start < b.end}
-    assert overlapping and all(result.entry(i).merged_into for i in overlapping)
+    assert overlapping and all(result.entry(c.id).merged_into for c in chunks[1:])
+    assert [s.text for s in result.sources] == [MANUAL.strip()]
     for start, end in satchel.split_sentences(MANUAL):
         assert result.text.count(MANUAL[start:end]) == 1, MANUAL[start:end]
+
+
+def test_chunks_without_overlap_touch_and_merge_back_in_a_pack():
+    # (apart by the whitespace between them, which no chunk held, the neighbours of one
+    # document retrieved together were sent as sources of their own: a merge cannot know
+    # what stood between them)
+    chunks = DocumentChunker("gpt-4o", max_tokens=30).chunk(MANUAL, "manual")
+    assert all(b.end == a.start for b, a in zip(chunks, chunks[1:], strict=False))
+    retrieved = chunks[1:4]
+    result = satchel.pack([chunks[3], chunks[1], chunks[2]], "How long is the warranty?", model="gpt-4o")
+    [source] = result.sources
+    assert source.text == MANUAL[retrieved[0].start : retrieved[-1].end]
+    assert set(source.ids) == {c.id for c in retrieved}
 
 
 @settings(max_examples=int(os.environ.get("SATCHEL_EXAMPLES", "60")), deadline=None)
