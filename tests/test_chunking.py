@@ -82,6 +82,19 @@ def test_overlap_repeats_the_sentences_that_end_the_chunk_before():
     assert all(after.start >= before.end for before, after in zip(none, none[1:], strict=False))
 
 
+def test_the_whitespace_before_a_chunk_is_left_out_where_it_would_take_the_chunk_over():
+    # "\n\n" is a token of its own: a sentence of exactly max_tokens starts the chunk alone
+    sentence = "The lamp glows blue when it is ready to pair."
+    limit = O200K.count(sentence)
+    doc = f"Setup first.\n\n{sentence}"
+    chunks = DocumentChunker("gpt-4o", max_tokens=limit).chunk(doc, "d")
+    check(chunks, doc, limit, 0)
+    assert [c.text for c in chunks] == ["Setup first.", sentence]
+    # a token more, and it takes the line break with it (the two touch)
+    chunks = DocumentChunker("gpt-4o", max_tokens=limit + 1).chunk(doc, "d")
+    assert [c.text for c in chunks] == ["Setup first.", f"\n\n{sentence}"]
+
+
 def test_a_sentence_longer_than_max_tokens_is_cut_between_words_and_a_word_between_characters():
     long_sentence = "The lamp " + "really " * 200 + "glows."
     blob = base64.b64encode(bytes(range(256)) * 8).decode()  # (one word of 2,732 characters)
