@@ -31,6 +31,7 @@ share one model call: the answer is reused and the row says from which variant.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -1246,10 +1247,22 @@ def write_outputs(
     data["plots_note"] = note
     data["command"] = command
     results_path = os.path.join(out, "results.json")
-    with open(results_path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
+    _replace(results_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     report_path = os.path.join(out, "report.md")
-    with open(report_path, "w", encoding="utf-8") as handle:
-        handle.write(render_report(result, plots=plots, plots_note=note, command=command))
+    _replace(report_path, render_report(result, plots=plots, plots_note=note, command=command))
     return {"report": report_path, "results": results_path, "plots": plots, "plots_note": note}
+
+
+def _replace(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a file beside it, then renamed over
+    it. (Written in place, a second Ctrl+C while an interrupted run was written left a cut
+    results.json where the last run's whole one had been.)"""
+    partial = f"{path}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise

@@ -470,6 +470,24 @@ def test_the_per_query_table_keeps_each_question_on_its_row():
     assert "| 1 | Where is the \\| tower? | " in report and "\nthe" not in report
 
 
+def test_an_interrupted_write_leaves_each_file_whole(tmp_path, small_result, monkeypatch):
+    # (a second Ctrl+C while an interrupted run was written left a cut results.json where
+    # the last run's whole one had been)
+    import satchel.ablate as harness
+
+    write_outputs(small_result, tmp_path)
+    before = {name: (tmp_path / name).read_text() for name in ("results.json", "report.md")}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs(small_result, tmp_path, command="satchel ablate again")
+    assert {name: (tmp_path / name).read_text() for name in before} == before
+    assert not list(tmp_path.glob("*.partial"))
+
+
 def test_pngs_written(tmp_path, small_result):
     written = write_outputs(small_result, tmp_path)
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
