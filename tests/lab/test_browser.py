@@ -557,6 +557,26 @@ def test_a_role_cap_typed_as_a_share_stays_a_share(open_lab, url):
     wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 30}))
 
 
+def test_a_cap_that_is_no_number_is_refused_not_dropped(open_lab, url):
+    # (a number field holding what is no number reads as empty: "1e" typed as the supporting
+    # cap packed without a cap, and said nothing)
+    lab = open_lab(url)
+    page = lab.page
+    set_budget(page, 200)
+    page.fill("#cap-supporting", "30")
+    wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 30}))
+    page.fill("#cap-supporting", "")
+    page.type("#cap-supporting", "1e")  # (keys, as a user types them: fill() refuses no number)
+    page.wait_for_selector("#panel-ask.stale", state="attached", timeout=WAIT_MS)
+    assert page.text_content("#error") == (
+        "the supporting cap is not a number; give whole tokens (120), a share of the source budget "
+        "(0.25), or nothing"
+    )
+    page.fill("#cap-supporting", "0.25")
+    wait_for_pack(page, library(source_budget=200, role_caps={"supporting": 0.25}))
+    assert page.is_hidden("#error") and lab.errors == []
+
+
 def test_a_role_cap_of_1_0_is_the_whole_budget_from_a_file_or_typed(open_lab, url, tmp_path):
     # (the page read 1.0 as the JavaScript number 1 and sent that: a cap of 1 token, where
     # `satchel pack FILE` and `--role-caps supporting=1.0` give the whole budget)

@@ -140,8 +140,30 @@ function repackSoon(delay = 120) {
   timer = setTimeout(repack, delay);
 }
 
+/** Why a number field cannot be read, or "": a number field holding what is no number reads
+ * as empty (value ""), and a cap typed "1e" was dropped without a word. */
+function fieldProblem() {
+  for (const [id, name, fix] of [
+    ["#cap-supporting", "the supporting cap", "whole tokens (120), a share of the source budget (0.25), or nothing"],
+    ["#cap-background", "the background cap", "whole tokens (120), a share of the source budget (0.25), or nothing"],
+    ["#reserve-answer", "the answer reserve", "whole tokens, e.g. 512, or nothing for the default"],
+  ]) {
+    if ($(id).validity.badInput) return `${name} is not a number; give ${fix}`;
+  }
+  return "";
+}
+
 async function repack() {
   const seq = ++state.seq;
+  const problem = fieldProblem();
+  if (problem) {  // (the last pack stays, marked out of date, as for input the server refuses)
+    $("#pack-status").textContent = "error";
+    $("#pack-status").dataset.state = "error";
+    delete $("#pack-status").dataset.sha;
+    showError(problem);
+    setStale(true);
+    return;
+  }
   $("#pack-status").textContent = "packing…";
   try {
     const data = await api("/api/pack", shownRequest());
