@@ -241,9 +241,21 @@ _NAMING_FIELDS = ("doc_id", "title", "section")
 
 
 def _is_nan(value: Any) -> bool:
-    """Whether ``value`` is NaN (a dataframe's gap in a text column; numpy's float32 is no
-    float subclass)."""
+    """Whether ``value`` is a dataframe's gap: NaN (in a column of text or numbers; numpy's
+    float32 is no float subclass), or pandas' own, NaT (a column of dates: it passed for a
+    date and reached the prompt as updated="NaT") and NA (shown as "<NA>"), told by their
+    type's name, without importing pandas."""
+    if type(value).__name__ in _PANDAS_GAPS:
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, int) and math.isnan(value)
+
+
+_PANDAS_GAPS = frozenset({"NaTType", "NAType"})
+
+
+def is_gap(value: Any) -> bool:
+    """Whether ``value`` is a field not given: None, or a dataframe's gap (see _is_nan)."""
+    return value is None or _is_nan(value)
 
 
 def _same(a: Any, b: Any) -> bool:

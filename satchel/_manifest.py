@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ._budget import Budget
-from ._chunk import Chunk
+from ._chunk import Chunk, is_gap, plain
 from ._errors import InputError, PackError
 
 __all__ = [
@@ -105,8 +105,8 @@ class ManifestEntry:
         if metadata:
             for key in PROVENANCE_KEYS:
                 value = metadata.get(key)
-                if value is not None:
-                    out[key] = value if type(value) in (str, int, float) else str(value)  # (JSON-ready)
+                if not is_gap(value):  # (NaN made the log, "canonical JSON", no JSON at all)
+                    out[key] = _json_ready(value)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,6 +122,13 @@ PROVENANCE_FIELDS = ("doc_id", "start", "end", "title", "section", "updated")
 PROVENANCE_KEYS = ("source", "url", "uri", "path", "file", "page")
 #: what ManifestEntry.to_dict writes of its fields (the chunk: as its provenance)
 _ENTRY_FIELDS = tuple(f.name for f in fields(ManifestEntry) if f.name != "chunk")
+
+
+def _json_ready(value: Any) -> Any:
+    """A provenance value as JSON holds it: text and Python's numbers as they are, numpy's
+    numbers as Python's (np.int64(4) came out as '4' beside a plain 4), anything else as text."""
+    value = plain(value)
+    return value if type(value) in (str, int, float) else str(value)
 
 
 @dataclass(frozen=True, slots=True)

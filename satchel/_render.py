@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ._chunk import is_gap
 from ._errors import ConfigError, InputError
 
 __all__ = [
@@ -192,7 +192,7 @@ def _shown(value: Any, path: list[int]) -> str:
     """attribute_value, inside the containers ``path`` (their ids) holds."""
     if isinstance(value, str):
         return value if value.strip() else ""
-    if value is None or (isinstance(value, float) and math.isnan(value)):  # (a dataframe's gap)
+    if is_gap(value):  # (None, or a dataframe's gap: NaN, NaT, NA)
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"

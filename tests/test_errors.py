@@ -222,6 +222,30 @@ def test_numbers_of_any_integer_or_real_type_and_nulls_are_accepted():
     assert result.entry("b").priority == "MEDIUM" and dict(a.metadata) == {}
 
 
+def test_a_dataframes_gaps_are_fields_not_given_and_its_numbers_stay_numbers():
+    # pandas' gaps: NaT in a column of dates passed for a date and reached the prompt as
+    # updated="NaT" (and failed later, in the chronological order); NA showed as "<NA>"; NaN
+    # in a provenance key made the log's "canonical JSON" no JSON; np.int64(4) came out as '4'.
+    # (pandas' own types, as their names tell them apart: pandas is not installed here)
+    import datetime
+    import json
+
+    np = pytest.importorskip("numpy")
+    nat_type = type("NaTType", (datetime.datetime,), {"isoformat": lambda self, *a: "NaT"})
+    na_type = type("NAType", (), {"__str__": lambda self: "<NA>"})
+    nat, na = nat_type(2000, 1, 1), na_type()
+    chunks = [
+        {"id": "a", "text": "Returns take 30 days.", "updated": "2026-01-01", "page": np.int64(4)},
+        {"id": "b", "text": "Refunds take 5 days.", "updated": nat, "page": np.nan, "region": na},
+    ]
+    for order in ("relevance", "chronological"):
+        result = satchel.pack(chunks, "How long?", order=order)
+        assert "NaT" not in result.text and "<NA>" not in result.text and "region" not in result.text
+        assert result.entry("b").provenance == {} and result.entry("a").provenance["page"] == 4
+        json.dumps(result.to_dict(), allow_nan=False)  # (no NaN, which JSON has no word for)
+    assert satchel.Chunk.from_dict(chunks[1]).updated is None
+
+
 def test_decimal_scores_and_whole_float_offsets_are_numbers():
     # A database's NUMERIC column comes as Decimal; a dataframe column with gaps, or a JSON
     # writer, gives offsets and ranks as 3.0. A fraction stays refused.
