@@ -526,6 +526,12 @@ def listed(value: Any) -> bool:
 
 def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, ...]:
     """Turn candidates (chunks or dicts) into chunks and check that ids are unique."""
+    if hasattr(candidates, "to_dict") and hasattr(candidates, "columns"):
+        # (a dataframe iterates over its column names: "got str: 'id'" said nothing of rows)
+        raise InputError(
+            f"candidates is a {type(candidates).__name__}, whose rows are not candidates as it "
+            "iterates; pass df.to_dict('records'), a list of one dict per row"
+        )
     if not listed(candidates):
         raise InputError(
             f"candidates must be a list of chunks or dicts, got {type(candidates).__name__}; "

@@ -112,15 +112,24 @@ def register_model(profile: ModelProfile) -> None:
         raise ConfigError(f"register_model needs a ModelProfile, got {type(profile).__name__}")
     if not isinstance(profile.name, str) or not profile.name:
         raise ConfigError(f"ModelProfile name={profile.name!r} must be a non-empty model name")
-    for name in ("context_window", "input_limit"):
+    for name in ("context_window", "input_limit", "message_overhead", "reply_overhead"):
         value = getattr(profile, name)
         if name == "input_limit" and value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        least = 1 if name in ("context_window", "input_limit") else 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            # (checked here, not at the first pack, whose error named an option never passed)
             raise ConfigError(
-                f"model {profile.name!r}: {name}={value!r} must be a positive whole number of tokens"
+                f"model {profile.name!r}: {name}={value!r} must be a "
+                + ("positive" if least else "non-negative")
+                + " whole number of tokens"
                 + (" or None (the whole window)" if name == "input_limit" else "")
             )
+    if profile.input_limit is not None and profile.input_limit > profile.context_window:
+        raise ConfigError(
+            f"model {profile.name!r}: input_limit={profile.input_limit} is more than its "
+            f"context_window={profile.context_window}; give at most the window (or None)"
+        )
     _REGISTRY[profile.name] = profile
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -244,6 +245,33 @@ def test_a_dataframes_gaps_are_fields_not_given_and_its_numbers_stay_numbers():
         assert result.entry("b").provenance == {} and result.entry("a").provenance["page"] == 4
         json.dumps(result.to_dict(), allow_nan=False)  # (no NaN, which JSON has no word for)
     assert satchel.Chunk.from_dict(chunks[1]).updated is None
+
+
+def test_a_dataframe_given_whole_is_asked_for_as_records():
+    # (iterated, a dataframe gives its column names: "got str: 'id'" said nothing of rows)
+    class DataFrame:
+        columns = ["id", "text"]
+
+        def __iter__(self):
+            return iter(self.columns)
+
+        def to_dict(self, orient="dict"):
+            return [{"id": "a", "text": "Returns take 30 days."}]
+
+    with pytest.raises(InputError, match=r"candidates is a DataFrame, .* pass df.to_dict\('records'\)"):
+        satchel.pack(DataFrame(), "q?")
+
+
+def test_a_registered_profile_is_checked_when_registered():
+    # (a negative overhead was taken, and the first pack refused an option never passed)
+    for profile, message in (
+        (satchel.ModelProfile("mine", 4096, "o200k_base", message_overhead=-5), "message_overhead=-5"),
+        (satchel.ModelProfile("mine", 4096, "o200k_base", reply_overhead=1.5), "reply_overhead=1.5"),
+        (satchel.ModelProfile("mine", 4096, "o200k_base", input_limit=9000), "input_limit=9000 is more"),
+    ):
+        with pytest.raises(ConfigError, match=rf"model 'mine': {re.escape(message)}"):
+            satchel.register_model(profile)
+    assert "mine" not in satchel.known_models()
 
 
 def test_decimal_scores_and_whole_float_offsets_are_numbers():
