@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._sentences import (
@@ -239,6 +239,20 @@ def _says_nothing_alone(text: str, answers: set[str]) -> bool:
     return True
 
 
+def _keep_antecedents(
+    normal: Sequence[str], seen: list[str | None], refer_back: set[str], cut: Mapping[int, str]
+) -> None:
+    """Keep (set ``seen`` to None) each sentence already sent that a sentence kept right after
+    it refers back to: "The warranty covers two years of use. However, this does not apply to
+    batteries." sent its second sentence alone, after another source's, and "That claim is
+    false for refurbished units." read as said of what stood before it there. From the last
+    sentence back, so that a sentence kept for the one after it keeps its own in turn. (Not
+    a piece a window cut from a sentence sent, ``cut``: kept, it sends half a sentence.)"""
+    for k in range(len(normal) - 2, -1, -1):
+        if seen[k] and seen[k + 1] is None and normal[k + 1] in refer_back and k not in cut:
+            seen[k] = None
+
+
 class Ledger:
     """The sentences admission has sent so far, and where each was first sent.
 
@@ -323,6 +337,8 @@ class Ledger:
             _keep_line_opening(text, split, seen)
         if self._leads and "\n" in text:
             _keep_items_led_elsewhere(split.normal, seen, self._leads)
+        if not self._refer_back.isdisjoint(split.normal):  # (last: a sentence kept above keeps its own)
+            _keep_antecedents(split.normal, seen, self._refer_back, cut)
         if not any(seen):
             return Fresh(text, (), split.keys)
         keep = list(map(operator.not_, seen))  # source ids are never empty

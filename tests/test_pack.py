@@ -104,6 +104,21 @@ def test_the_prompt_stays_within_what_the_model_takes_as_input():
         satchel.register_model(satchel.ModelProfile("in-house", 8192, "o200k_base", input_limit=0))
 
 
+def test_a_sentence_sent_before_stays_where_the_next_refers_back_to_it():
+    # (taken out, "However, this does not apply to batteries." went alone, and the next
+    # source's "That claim is false for refurbished units." read as said of it)
+    claim = "The warranty covers two years of use."
+    cands = [
+        {"id": "faq#1", "score": 0.9, "text": f"{claim} Claims go through the store."},
+        {"id": "terms#4", "score": 0.8, "text": f"{claim} However, this does not apply to batteries."},
+        {"id": "terms#5", "score": 0.7, "text": f"{claim} That claim is false for refurbished units."},
+        {"id": "terms#6", "score": 0.6, "text": f"{claim} Returns take thirty days."},
+    ]
+    r = satchel.pack(cands, "Does the warranty cover batteries?")
+    assert [s.text.startswith(claim) for s in r.sources] == [True, True, True, False]
+    assert r.entry("terms#6").sentences_removed == 1 and r.entry("terms#4").sentences_removed == 0
+
+
 def test_a_big_chunk_is_skipped_and_smaller_ones_still_fill():
     chunks = [
         {"id": "small1", "text": "Short fact one."},
@@ -362,19 +377,27 @@ def test_neighbours_merge_into_the_connected_runs_of_their_documents():
 def test_neighbours_merge_around_sentences_another_source_already_sent():
     # Seed 001's document in two overlapping windows, and its first sentence sent on its own
     # from another document: in any rank order each sentence is sent once, and the two
-    # windows end up in one source.
+    # windows end up in one source; but the first sentence, which the second refers back to
+    # ("It blinks blue ..."), stays before it in the document's source (taken out, "It"
+    # opened the source, said of nothing there)
     n1 = {"id": "n1", "doc_id": "d", "start": 0, "end": 50, "text": DOC[0:50]}
     n2 = {"id": "n2", "doc_id": "d", "start": 30, "end": len(DOC), "text": DOC[30:]}
     x = {"id": "x", "doc_id": "other", "text": "Plug in the lamp."}
+    first, *rest = split_sentences_of(DOC)
     for order in itertools.permutations([n1, n2, x]):
         r = satchel.pack(list(order), "q?")
         prompt = r.messages[-1]["content"]
-        for sentence in split_sentences_of(DOC):
+        for sentence in rest:
             assert prompt.count(sentence) == 1, ([c["id"] for c in order], sentence)
+        assert prompt.count(f"{first} {rest[0]}") == 1 and prompt.count(first) == 1 + (
+            "x" in r.labels.values()
+        )
         assert any({"n1", "n2"} <= set(s.ids) for s in r.sources)
-    r = satchel.pack([n2, x, n1], "q?")
-    assert r.entry("n1").reason.endswith("without 1 sentence(s) already sent")
-    assert r.entry("n1").sentences_removed == 1
+    # a sentence sent before that nothing here refers back to still goes
+    x2 = {"id": "x2", "doc_id": "other", "text": "Then open the app."}
+    r = satchel.pack([x2, n2, n1], "q?")
+    assert r.entry("n2").reason.endswith("without 1 sentence(s) already sent")
+    assert r.messages[-1]["content"].count("Then open the app.") == 1
 
 
 def test_a_neighbour_that_brings_nothing_new_leaves_its_source_as_it_was():
