@@ -8,7 +8,8 @@ a list item, a table row or a fenced code block is a unit of its own), each hold
 the document (``doc_id``, ``start``, ``end``): when several of them reach :func:`satchel.pack`,
 neighbours merge back into one source without repeating what they share. A chunk that repeats
 nothing of the one before (``overlap=0``) starts where that one ends, with the whitespace
-between them, so that the two touch.
+between them (or, where that would take it over ``max_tokens``, the one before ends with the
+whitespace), so that the two touch.
 
     chunker = DocumentChunker("gpt-4o", max_tokens=256, overlap=32)
     for chunk in chunker.chunk(manual, doc_id="manual", title="User manual"):
@@ -113,6 +114,9 @@ class DocumentChunker:
                 lead = runs[-1][1]
                 if count(text[lead : units[first][1]]) <= self.max_tokens:
                     start = lead
+                elif count(text[runs[-1][0] : start]) <= self.max_tokens:
+                    # (else the chunk before ends with it, where that fits: the two touch still)
+                    runs[-1] = (runs[-1][0], start)
             last, tokens = first, count(text[start : units[first][1]])
             while last + 1 < len(units):
                 # (only the end of what is there is counted again with what joins it)

@@ -39,7 +39,9 @@ def check(chunks, doc, max_tokens, overlap, tokenizer=O200K):
     whitespace at a chunk's end, nor at its start but where it touches the chunk before."""
     assert chunks, doc
     for k, c in enumerate(chunks):
-        assert doc[c.start : c.end] == c.text and c.text == c.text.rstrip()
+        assert doc[c.start : c.end] == c.text
+        if c.text != c.text.rstrip():  # (the whitespace before the chunk after, which it touches)
+            assert k + 1 < len(chunks) and chunks[k + 1].start == c.end, c
         if c.text != c.text.lstrip():  # (the whitespace after the chunk before, which it touches)
             assert k and chunks[k - 1].end == c.start, c
         assert tokenizer.count(c.text) <= max_tokens, c
@@ -82,15 +84,16 @@ def test_overlap_repeats_the_sentences_that_end_the_chunk_before():
     assert all(after.start >= before.end for before, after in zip(none, none[1:], strict=False))
 
 
-def test_the_whitespace_before_a_chunk_is_left_out_where_it_would_take_the_chunk_over():
-    # "\n\n" is a token of its own: a sentence of exactly max_tokens starts the chunk alone
+def test_the_whitespace_between_chunks_goes_where_it_fits():
+    # "\n\n" is a token of its own: a sentence of exactly max_tokens starts its chunk alone,
+    # and the chunk before ends with the line break (apart, the two never merged in a pack)
     sentence = "The lamp glows blue when it is ready to pair."
     limit = O200K.count(sentence)
     doc = f"Setup first.\n\n{sentence}"
     chunks = DocumentChunker("gpt-4o", max_tokens=limit).chunk(doc, "d")
     check(chunks, doc, limit, 0)
-    assert [c.text for c in chunks] == ["Setup first.", sentence]
-    # a token more, and it takes the line break with it (the two touch)
+    assert [c.text for c in chunks] == ["Setup first.\n\n", sentence]  # (the one before takes it)
+    # a token more, and it takes the line break with it
     chunks = DocumentChunker("gpt-4o", max_tokens=limit + 1).chunk(doc, "d")
     assert [c.text for c in chunks] == ["Setup first.", f"\n\n{sentence}"]
 
