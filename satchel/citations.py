@@ -30,8 +30,10 @@ __all__ = ["Citations", "Reference", "cite"]
 #: a bracket without brackets inside it
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
 #: a label ("S1"), or a range of them ("S1-S3", "S1-3", "S1 to S3"); labels are numbered
-#: by their digits, so "S1S2" is two
-_ITEMS = re.compile(r"s\s*(\d{1,9})(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d{1,9}))?(?!\d)", re.IGNORECASE)
+#: by their digits, so "S1S2" is two. (Up to 100 digits: with 9 at most, a model's made-up
+#: "[S1-S1000000000]" or "[S99999999999999999999]" was no citation at all, so never reported
+#: as a label not sent; past 100, no model means a label.)
+_ITEMS = re.compile(r"s\s*(\d{1,100})(?:\s*(?:[-–—]|to\b)\s*(?:s\s*)?(\d{1,100}))?(?!\d)", re.IGNORECASE)
 #: what may stand around and between labels: whitespace, commas, semicolons, "&" and "and".
 #: (Checked in the gaps the labels leave, each step one character or the word: a regex for
 #: the whole bracket backtracked over the ways to share whitespace out between its parts,

@@ -101,6 +101,13 @@ def test_range_beyond_the_sent_labels_reports_its_end_as_unknown(result):
     assert c.unknown_labels == ("S99999",)
 
 
+def test_a_label_of_many_digits_is_reported_as_not_sent(result):
+    # (with nine digits at most, these were no citations at all: nothing cited, nothing unknown)
+    assert satchel.cite("See [S99999999999999999999].", result).unknown_labels == ("S99999999999999999999",)
+    c = satchel.cite("See [S3-S1000000000].", result)
+    assert c.unknown_labels == ("S1000000000",) and c.cited_ids
+
+
 def test_a_short_range_reports_every_label_in_it_that_was_not_sent(result):
     # (only its end was reported: "[S3-S7]" of four sources invented S5 and S6 too)
     c = satchel.cite("See [S3-S7] and [S0-S1].", result)
