@@ -83,6 +83,7 @@ class ContextWindow:
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
         self._usage: WindowUsage | None = None
         self._failed = False  # whether the last assemble() raised
+        self._changed = False  # whether a block was added since the last assemble()
 
     def add_block(
         self, text: str, priority: Priority | int | str = Priority.MEDIUM, id: str | None = None
@@ -112,6 +113,8 @@ class ContextWindow:
         check_utf8(text, f"block {block_id!r}: text")
         level = as_priority(priority, block_id, "block")
         self._blocks[block_id] = Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks))
+        if self._usage is not None:  # (it no longer describes the blocks: the new one was nowhere)
+            self._usage, self._changed = None, True
 
     @property
     def blocks(self) -> Sequence[Chunk]:
@@ -123,7 +126,7 @@ class ContextWindow:
     def assemble(self, max_tokens: int) -> str:
         """Admit blocks by priority within ``max_tokens`` and join the included ones in added order."""
         self._usage = None  # (a failed assemble leaves no usage of an earlier one behind)
-        self._failed = True  # (until it returns)
+        self._failed, self._changed = True, False  # (failed until it returns)
         whole = _whole(max_tokens)  # (8000.0 or a numpy int is 8000)
         if whole is None or whole <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
@@ -222,6 +225,11 @@ class ContextWindow:
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""
         if self._usage is None:
+            if self._changed:
+                raise ConfigError(
+                    "usage() describes the blocks of the last assemble(), and a block was added "
+                    "since; call assemble(max_tokens=...) again"
+                )
             if self._failed:
                 raise ConfigError(
                     "usage() is known only after an assemble() that succeeds; the last one raised "

@@ -115,6 +115,22 @@ def test_a_limit_past_what_the_model_takes_as_input_is_refused():
     assert window.assemble(max_tokens=272_000) == "Rule one."
 
 
+def test_usage_is_not_that_of_blocks_added_since():
+    # (after another add_block, usage() still described the last assemble: the new block
+    # was neither included nor excluded)
+    window = ContextWindow("gpt-4o")
+    window.add_block("Rule one.", Priority.HIGH, "r")
+    window.assemble(max_tokens=100)
+    assert window.usage().included == ("r",)
+    window.add_block("Rule two.", Priority.HIGH, "s")
+    with pytest.raises(
+        satchel.ConfigError, match=r"a block was added since; call assemble\(max_tokens=...\) again"
+    ):
+        window.usage()
+    window.assemble(max_tokens=100)
+    assert window.usage().included == ("r", "s")
+
+
 def test_errors_name_the_fix():
     window = ContextWindow("gpt-4o")
     window.add_block("a", Priority.LOW, "x")
