@@ -326,7 +326,8 @@ class Ledger:
         if repeats:
             assert itself is not None
             self._said_before(split, seen, itself)
-        if not self._refer_back.isdisjoint(split.normal):
+        refers = not self._refer_back.isdisjoint(split.normal)  # (found in C: most texts hold none)
+        if refers:
             self._in_context(split.normal, seen)
         answers, questions = self._answers, self._questions
         if not (answers.isdisjoint(split.normal) and questions.isdisjoint(split.normal)):
@@ -337,7 +338,7 @@ class Ledger:
             _keep_line_opening(text, split, seen)
         if self._leads and "\n" in text:
             _keep_items_led_elsewhere(split.normal, seen, self._leads)
-        if not self._refer_back.isdisjoint(split.normal):  # (last: a sentence kept above keeps its own)
+        if refers:  # (last: a sentence kept above keeps its own)
             _keep_antecedents(split.normal, seen, self._refer_back, cut)
         if not any(seen):
             return Fresh(text, (), split.keys)
