@@ -31,7 +31,7 @@ import os
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ._sentences import (
@@ -540,15 +540,14 @@ def _difference_unshifted(a: str, b: str, words: dict[str, list[str]]) -> str | 
         # alignment judges it.
         # (where they differ, in C, and no further than one more than a few: two windows
         # shifted differ from their first word on)
-        unequal = map(operator.ne, plain_left, plain_right)
-        apart = list(itertools.islice(itertools.compress(itertools.count(), unequal), _DETAIL_WORDS + 1))
+        apart = list(itertools.islice(_unequal_at(plain_left, plain_right), _DETAIL_WORDS + 1))
         if (
             apart
             and len(apart) <= _DETAIL_WORDS
             and 0 < apart[0]
             and apart[-1] < len(left) - 1
             and all(b - a > 2 for a, b in itertools.pairwise(apart))  # (shared words between)
-            and any(_changed(left[k : k + 1], right[k : k + 1]) for k in apart)
+            and _swaps_a_detail(left, right, apart)
         ):
             return "detail"
     matcher = _WordMatcher(plain_left, plain_right)
@@ -860,12 +859,18 @@ def _details_apart(a: str, b: str, plain_a: list[str], plain_b: list[str]) -> st
     if len(plain_a) != len(plain_b):
         return "?"
     left, right = _words(a), _words(b)  # (one for each plain word)
-    unequal = map(operator.ne, plain_a, plain_b)
-    if any(
-        _changed(left[k : k + 1], right[k : k + 1]) for k in itertools.compress(itertools.count(), unequal)
-    ):
-        return "detail"
-    return "?"
+    return "detail" if _swaps_a_detail(left, right, _unequal_at(plain_a, plain_b)) else "?"
+
+
+def _unequal_at(plain_a: Sequence[str], plain_b: Sequence[str]) -> Iterator[int]:
+    """Where two lists of as many words differ, one for one (found in C)."""
+    return itertools.compress(itertools.count(), map(operator.ne, plain_a, plain_b))
+
+
+def _swaps_a_detail(left: Sequence[str], right: Sequence[str], at: Iterable[int]) -> bool:
+    """Whether a word swapped for another at any of the places ``at`` changes what the texts
+    say (see _changed)."""
+    return any(_changed(left[k : k + 1], right[k : k + 1]) for k in at)
 
 
 def _all_shingles(words: Sequence[str]) -> frozenset[int]:
