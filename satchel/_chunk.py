@@ -240,7 +240,7 @@ _NONE_OR_TEXT = frozenset({type(None), str})
 _NAMING_FIELDS = ("doc_id", "title", "section")
 
 
-def _is_nan(value: Any) -> bool:
+def _dataframe_gap(value: Any) -> bool:
     """Whether ``value`` is a dataframe's gap: NaN (in a column of text or numbers; numpy's
     float32 is no float subclass), or pandas' own, NaT (a column of dates: it passed for a
     date and reached the prompt as updated="NaT") and NA (shown as "<NA>"), told by their
@@ -254,8 +254,8 @@ _PANDAS_GAPS = frozenset({"NaTType", "NAType"})
 
 
 def is_gap(value: Any) -> bool:
-    """Whether ``value`` is a field not given: None, or a dataframe's gap (see _is_nan)."""
-    return value is None or _is_nan(value)
+    """Whether ``value`` is a field not given: None, or a dataframe's gap (see _dataframe_gap)."""
+    return value is None or _dataframe_gap(value)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -273,9 +273,9 @@ def _given_once(cid: Any, name: str, top: Any, nested: Any) -> Any:
     """The value of a key given both at the top of a candidate (``top``) and in its metadata
     (``nested``): the one given (None and NaN are not given), or both if alike; two values
     are refused (one was thrown away without a word: the prompt showed the other)."""
-    if top is None or _is_nan(top):
+    if is_gap(top):
         return nested
-    if nested is None or _is_nan(nested) or _same(top, nested):
+    if is_gap(nested) or _same(top, nested):
         return top
     raise InputError(
         f"candidate {cid!r}: {name} is given twice, as {_short(top)} and as {_short(nested)} in "
@@ -291,7 +291,7 @@ def _check(chunk: Chunk) -> None:
     if not _NONE_OR_TEXT.issuperset(map(type, _TEXT_VALUES(chunk))):
         for name in _TEXT_FIELDS:
             value = getattr(chunk, name)
-            if value is not None and type(value) is not str and _is_nan(value):
+            if value is not None and type(value) is not str and _dataframe_gap(value):
                 set_(chunk, name, None)
     cid = chunk.id
     if not isinstance(cid, str) or not cid.strip():
@@ -332,7 +332,7 @@ def _check(chunk: Chunk) -> None:
         # checked, and used by the chronological order), unless the fields are given too
         for name in ("title", "section", "updated"):
             value = metadata.get(name)
-            if value is not None and not _is_nan(value):  # (NaN: not given, as for the field itself)
+            if not is_gap(value):  # (None, NaN: not given, as for the field itself)
                 set_(chunk, name, _given_once(cid, name, getattr(chunk, name), value))
     # The fields naming where a chunk comes from are text (a whole number is a doc_id's); the
     # usual chunk, with an ASCII doc_id or none and no title or section, has nothing to check.
