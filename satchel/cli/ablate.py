@@ -192,6 +192,13 @@ def _interrupted(exc: KeyboardInterrupt, out: str, argv: list[str] | None) -> in
     return 130
 
 
+def _close(client: Any) -> None:
+    """Free what ``client`` holds (a local model's memory); a ModelClient need not hold anything."""
+    close = getattr(client, "close", None)
+    if callable(close):
+        close()
+
+
 def run(args: argparse.Namespace) -> int:
     from .._errors import ModelError, PackError
     from ..ablate import (
@@ -227,9 +234,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             options["model"] = resolve_pack_model(args.model, client, args.pack_model, options)
         except PackError:  # (before the run: a local model is freed now, not at exit)
-            close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
-            if callable(close):
-                close()
+            _close(client)
             raise
 
     progress = Progress(len(queries) * (4 + args.permutations))
@@ -259,9 +264,7 @@ def run(args: argparse.Namespace) -> int:
         interrupted = exc
     finally:
         progress.close()
-        close = getattr(client, "close", None)  # (a ModelClient need not hold anything to close)
-        if callable(close):
-            close()
+        _close(client)
     if interrupted is not None:
         return _interrupted(interrupted, args.out, argv)
     written = _write(result, args.out, argv)
