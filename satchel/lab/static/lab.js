@@ -157,11 +157,7 @@ async function repack() {
   const seq = ++state.seq;
   const problem = fieldProblem();
   if (problem) {  // (the last pack stays, marked out of date, as for input the server refuses)
-    $("#pack-status").textContent = "error";
-    $("#pack-status").dataset.state = "error";
-    delete $("#pack-status").dataset.sha;
-    showError(problem);
-    setStale(true);
+    packRefused(problem);
     return;
   }
   $("#pack-status").textContent = "packing…";
@@ -174,12 +170,18 @@ async function repack() {
     if (!$("#panel-compare").hidden) compareSoon();
   } catch (err) {
     if (seq !== state.seq) return;
-    $("#pack-status").textContent = "error";
-    $("#pack-status").dataset.state = "error";
-    delete $("#pack-status").dataset.sha;
-    showError(err.message);
-    setStale(true);
+    packRefused(err.message);
   }
+}
+
+/** Say why the input could not be packed; the last pack stays on the page, marked out of date. */
+function packRefused(message) {
+  const status = $("#pack-status");
+  status.textContent = "error";
+  status.dataset.state = "error";
+  delete status.dataset.sha;
+  showError(message);
+  setStale(true);
 }
 
 /** Mark what is shown as an older pack's (the input was refused) or as current. The input
