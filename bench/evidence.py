@@ -281,17 +281,26 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_run_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of a run over nq-open-oracle's questions (this benchmark's and bench/peers.py's)."""
     ap.add_argument("--n", type=int, default=500, help="first N questions of nq-open-oracle (default 500)")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="source budgets in tokens")
     ap.add_argument("--k", type=int, default=15, help="lexical distractors per question (default 15)")
-    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"subset of {', '.join(VARIANTS)}")
     ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
+
+
+def budgets_of(args: argparse.Namespace) -> list[int]:
+    """The source budgets ``--budgets`` gives."""
+    return [int(b) for b in args.budgets.split(",")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_arguments(ap)
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"subset of {', '.join(VARIANTS)}")
     args = ap.parse_args(argv)
-    budgets = [int(b) for b in args.budgets.split(",")]
     chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
-    report = run(args.n, budgets, chosen, k_distractors=args.k)
+    report = run(args.n, budgets_of(args), chosen, k_distractors=args.k)
     footer = f"(setup {report['setup_seconds']:.1f}s; satchel {satchel.__version__}, model {MODEL})"
     publish("bench/evidence.py", argv, report, table(report), footer, args.json)
 

@@ -75,7 +75,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import satchel  # noqa: E402
 from bench._data import answer_in, build_candidates, nq_index, publish  # noqa: E402
-from bench.evidence import BUDGETS, MODEL, VARIANTS, Result, fill, render, sources_of  # noqa: E402
+from bench.evidence import (  # noqa: E402
+    MODEL,
+    VARIANTS,
+    Result,
+    add_run_arguments,
+    budgets_of,
+    fill,
+    render,
+    sources_of,
+)
 from satchel._chunk import as_chunks  # noqa: E402
 from satchel._pack import rank_candidates  # noqa: E402
 from satchel._tokens import TiktokenTokenizer, TokenCounter  # noqa: E402
@@ -123,24 +132,38 @@ def haystack_litm() -> Row:
     return row
 
 
-def langchain_reorder() -> Row:
-    """The user's token cut in rank order, then LangChain's LongContextReorder."""
-    from langchain_community.document_transformers import LongContextReorder
-    from langchain_core.documents import Document
-
-    reorder = LongContextReorder()
+def after_the_cut(
+    documents: Callable[[list[satchel.Chunk]], list[Any]],
+    reorder: Callable[[list[Any]], list[Any]],
+    id_of: Callable[[Any], str],
+) -> Row:
+    """A row of a user's token cut in rank order (``greedy``'s fill loop), then a peer's
+    ``reorder`` of the ``documents`` made of the chunks kept (timed alone); ``id_of`` reads
+    a chunk's id back from a document the peer returns."""
 
     def row(candidates: list[dict[str, Any]], question: str, budget: int) -> tuple[Result, float]:
         count = TokenCounter(O200K)
         kept = fill(rank_candidates(as_chunks(candidates)), question, budget, count)
         by_id = {c.id: c for c in kept}
-        docs = [Document(page_content=c.text, metadata={"id": c.id, "title": c.title}) for c in kept]
+        docs = documents(kept)
         start = time.perf_counter()
-        chosen = reorder.transform_documents(docs)
+        chosen = reorder(docs)
         took = time.perf_counter() - start
-        return render([by_id[d.metadata["id"]] for d in chosen], question, count), took
+        return render([by_id[id_of(d)] for d in chosen], question, count), took
 
     return row
+
+
+def langchain_reorder() -> Row:
+    """The user's token cut in rank order, then LangChain's LongContextReorder."""
+    from langchain_community.document_transformers import LongContextReorder
+    from langchain_core.documents import Document
+
+    return after_the_cut(
+        lambda kept: [Document(page_content=c.text, metadata={"id": c.id, "title": c.title}) for c in kept],
+        LongContextReorder().transform_documents,
+        lambda d: d.metadata["id"],
+    )
 
 
 def llamaindex_reorder() -> Row:
@@ -148,22 +171,14 @@ def llamaindex_reorder() -> Row:
     from llama_index.core.postprocessor import LongContextReorder
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    reorder = LongContextReorder()
-
-    def row(candidates: list[dict[str, Any]], question: str, budget: int) -> tuple[Result, float]:
-        count = TokenCounter(O200K)
-        kept = fill(rank_candidates(as_chunks(candidates)), question, budget, count)
-        by_id = {c.id: c for c in kept}
-        nodes = [
+    return after_the_cut(
+        lambda kept: [
             NodeWithScore(node=TextNode(id_=c.id, text=c.text, metadata={"title": c.title}), score=c.score)
             for c in kept
-        ]
-        start = time.perf_counter()
-        chosen = reorder.postprocess_nodes(nodes)
-        took = time.perf_counter() - start
-        return render([by_id[n.node.node_id] for n in chosen], question, count), took
-
-    return row
+        ],
+        LongContextReorder().postprocess_nodes,
+        lambda n: n.node.node_id,
+    )
 
 
 #: name -> a loader that returns the row, importing its peer (ImportError when it is not installed)
@@ -351,15 +366,11 @@ def peer_versions() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=500, help="first N questions of nq-open-oracle (default 500)")
-    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="source budgets in tokens")
-    ap.add_argument("--k", type=int, default=15, help="lexical distractors per question (default 15)")
+    add_run_arguments(ap)
     ap.add_argument("--rows", default=",".join(ROWS), help=f"subset of {', '.join(ROWS)}")
-    ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
-    budgets = [int(b) for b in args.budgets.split(",")]
     rows, skipped = load(args.rows.split(","))
-    report = run(args.n, budgets, rows, k_distractors=args.k)
+    report = run(args.n, budgets_of(args), rows, k_distractors=args.k)
     report["skipped"] = skipped
     versions = ", ".join(f"{p} {v}" for p, v in peer_versions().items())
     footer = f"(satchel {satchel.__version__}, model {MODEL}; {versions or 'no peer installed'})"
