@@ -74,6 +74,20 @@ def query(gold_rank: int = 1, n: int = 4, qid: str = "q") -> dict:
     }
 
 
+def fill_disk_at(monkeypatch: pytest.MonkeyPatch, out: Path) -> None:
+    """write_outputs fails for ``out`` as on a full disk (and writes anywhere else as ever)."""
+    import satchel.ablate as harness
+
+    write = harness.write_outputs
+
+    def full_disk(result, out_dir, **kwargs):
+        if str(out_dir) == str(out):
+            raise OSError(28, "No space left on device")
+        return write(result, out_dir, **kwargs)
+
+    monkeypatch.setattr(harness, "write_outputs", full_disk)
+
+
 def write_jsonl(path, rows) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
@@ -581,16 +595,7 @@ def test_queries_answered_before_the_model_fails_are_written(tmp_path, monkeypat
         "",
     ]
     # --out cannot be written at the end: the results go elsewhere, and the error says both
-    import satchel.ablate as harness
-
-    write = harness.write_outputs
-
-    def full_disk(result, out_dir, **kwargs):
-        if str(out_dir) == str(out):
-            raise OSError(28, "No space left on device")
-        return write(result, out_dir, **kwargs)
-
-    monkeypatch.setattr(harness, "write_outputs", full_disk)
+    fill_disk_at(monkeypatch, out)
     code = main(["ablate", str(path), "--model", "openai:x", "--out", str(out), "--permutations", "0"])
     err = capsys.readouterr().err
     assert code != 0 and "the server kept failing (HTTP 503)" in err
@@ -870,17 +875,8 @@ def test_cli_writes_the_queries_answered_before_ctrl_c_and_exits_130(tmp_path, m
     report = (out / "report.md").read_text().split("\n")
     assert report[2].startswith("**Stopped early: 1 of 3 queries answered.** The run ended at query 2 of 3")
 
-    import satchel.ablate as harness
-
-    write = harness.write_outputs
-
-    def full_disk(result, out_dir, **kwargs):
-        if str(out_dir) == str(out):
-            raise OSError(28, "No space left on device")
-        return write(result, out_dir, **kwargs)
-
     # --out cannot be written after all: they go elsewhere, and the message says where
-    monkeypatch.setattr(harness, "write_outputs", full_disk)
+    fill_disk_at(monkeypatch, out)
     code, err = ablate()
     assert code == 130 and "cannot write the results there (No space left on device)" in err
     rescue = Path(err.split("they are in ")[1].split()[0])
@@ -893,7 +889,7 @@ def test_cli_writes_the_queries_answered_before_ctrl_c_and_exits_130(tmp_path, m
         raise KeyboardInterrupt
 
     # a second Ctrl+C while they are written aborts the writing
-    monkeypatch.setattr(harness, "write_outputs", interrupted_write)
+    monkeypatch.setattr("satchel.ablate.write_outputs", interrupted_write)
     code, err = ablate(tmp_path / "again")
     assert code == 130 and err.endswith("satchel: interrupted\n")
     # nothing answered yet: the message says nothing was written
