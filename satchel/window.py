@@ -71,6 +71,17 @@ class WindowUsage:
         return self.max_tokens - self.tokens_used
 
 
+#: why usage() has nothing to give (ContextWindow._no_usage)
+_NOT_ASSEMBLED = "usage() is known only after assemble(max_tokens=...) has run"
+_ASSEMBLE_FAILED = (
+    "usage() is known only after an assemble() that succeeds; the last one raised (see its error)"
+)
+_BLOCK_ADDED = (
+    "usage() describes the blocks of the last assemble(), and a block was added since; call "
+    "assemble(max_tokens=...) again"
+)
+
+
 class ContextWindow:
     """Blocks with priorities packed into a token limit."""
 
@@ -82,8 +93,7 @@ class ContextWindow:
         self._count = TokenCounter(counter)
         self._blocks: dict[str, Chunk] = {}  # by id, in the order added
         self._usage: WindowUsage | None = None
-        self._failed = False  # whether the last assemble() raised
-        self._changed = False  # whether a block was added since the last assemble()
+        self._no_usage = _NOT_ASSEMBLED  # why usage() has none to give, while it has none
 
     def add_block(
         self, text: str, priority: Priority | int | str = Priority.MEDIUM, id: str | None = None
@@ -114,7 +124,7 @@ class ContextWindow:
         level = as_priority(priority, block_id, "block")
         self._blocks[block_id] = Chunk(id=block_id, text=text, priority=level, rank=len(self._blocks))
         if self._usage is not None:  # (it no longer describes the blocks: the new one was nowhere)
-            self._usage, self._changed = None, True
+            self._usage, self._no_usage = None, _BLOCK_ADDED
 
     @property
     def blocks(self) -> Sequence[Chunk]:
@@ -126,7 +136,7 @@ class ContextWindow:
     def assemble(self, max_tokens: int) -> str:
         """Admit blocks by priority within ``max_tokens`` and join the included ones in added order."""
         self._usage = None  # (a failed assemble leaves no usage of an earlier one behind)
-        self._failed, self._changed = True, False  # (failed until it returns)
+        self._no_usage = _ASSEMBLE_FAILED  # (until it returns)
         whole = _whole(max_tokens)  # (8000.0 or a numpy int is 8000)
         if whole is None or whole <= 0:
             raise ConfigError(f"max_tokens={max_tokens!r} must be a positive whole number of tokens")
@@ -202,7 +212,6 @@ class ContextWindow:
             max_tokens=max_tokens,
             reasons={b.id: decisions[b.id].reason for b in blocks},
         )
-        self._failed = False
         return prompt
 
     def _join(self, first: Chunk | None, second: Chunk | None) -> int:
@@ -225,17 +234,7 @@ class ContextWindow:
     def usage(self) -> WindowUsage:
         """Included and excluded ids and tokens used, from the last :meth:`assemble`."""
         if self._usage is None:
-            if self._changed:
-                raise ConfigError(
-                    "usage() describes the blocks of the last assemble(), and a block was added "
-                    "since; call assemble(max_tokens=...) again"
-                )
-            if self._failed:
-                raise ConfigError(
-                    "usage() is known only after an assemble() that succeeds; the last one raised "
-                    "(see its error)"
-                )
-            raise ConfigError("usage() is known only after assemble(max_tokens=...) has run")
+            raise ConfigError(self._no_usage)
         return self._usage
 
 
