@@ -7,6 +7,7 @@ Each stage lives in its own module; this one only composes them. A
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import gc
 import itertools
@@ -300,7 +301,7 @@ class Packer:
             )
         set_(self, "role_caps", check_role_caps(self.role_caps))
         if isinstance(self.role_rule, Mapping):  # (as config() records it: a logged pack replays)
-            fields = {"max_decisive", "decisive_gap", "supporting"}
+            fields = {f.name for f in dataclasses.fields(RoleRule)}
             unknown = set(self.role_rule) - fields
             if unknown:
                 raise ConfigError(
@@ -380,11 +381,7 @@ class Packer:
             "message_overhead": self._profile.message_overhead,
             "reply_overhead": self._profile.reply_overhead,
             "role_caps": dict(self.role_caps) if self.role_caps is not None else None,
-            "role_rule": {
-                "max_decisive": self.role_rule.max_decisive,
-                "decisive_gap": self.role_rule.decisive_gap,
-                "supporting": self.role_rule.supporting,
-            },
+            "role_rule": dataclasses.asdict(self.role_rule),  # (what role_rule= takes back)
             "compress": self.compress,
             "compressor_roles": sorted(self.compressor_roles),
             "contract": self.contract,
