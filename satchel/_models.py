@@ -165,12 +165,17 @@ def get_model(name: str, advice: str = _PACK_ADVICE) -> ModelProfile:
             return _REGISTRY[prefix]
     # (names are compared as written, as the model APIs do; "GPT-4o" is close to nothing
     # by difflib's measure, which counts case)
-    lowered = {known.lower(): known for known in _REGISTRY}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3)
-    hint = f" Did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
+    close = close_models(name, 3)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     raise UnknownModelError(
         f"unknown model {name!r}.{hint} Either use a known model (satchel.known_models()), {advice}"
     )
+
+
+def close_models(name: str, n: int) -> list[str]:
+    """Up to ``n`` registered names close to ``name`` (a typo: "gpt4o", "GPT-4o"), closest first."""
+    lowered = {known.lower(): known for known in _REGISTRY}
+    return [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered), n=n)]
 
 
 def tokenizer_for(

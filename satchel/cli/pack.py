@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import decimal
-import difflib
 import json
 import math
 import os
@@ -16,7 +15,7 @@ from typing import Any
 from .._chunk import Chunk
 from .._errors import ConfigError, InputError, UnknownModelError
 from .._manifest import canonical_json
-from .._models import get_model, known_models
+from .._models import close_models, get_model, known_models
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
@@ -366,13 +365,12 @@ def resolve_pack_model(
 
 def _close_to(name: Any, where: str) -> str:
     """A known model's name close to ``name`` (a typo, "gpt4o"), as the option to give it."""
-    lowered = {known.lower(): known for known in known_models()}  # (as the registry's own hint)
-    close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1)
+    close = close_models(str(name), 1)
     if not close:
         return ""
     option = where.split()[0]  # --model or --pack-model
     prefix = "openai:" if option == "--model" else ""
-    return f"; did you mean {option} {prefix}{lowered[close[0]]}?"
+    return f"; did you mean {option} {prefix}{close[0]}?"
 
 
 def _windows() -> str:
