@@ -17,6 +17,7 @@ from typing import Any
 from ._budget import Budget
 from ._chunk import Chunk, is_gap, plain
 from ._errors import InputError, PackError
+from ._models import get_model
 
 __all__ = [
     "ManifestEntry",
@@ -293,8 +294,6 @@ def _beyond_sources(budget: Mapping[str, Any]) -> str:
 def _not_the_models(name: str, config: Any) -> str:
     """What the trace adds when the tokenizer counted with is not the model's own (gpt-4o
     counted with cl100k_base, "exact" read as exact for gpt-4o): its own, named."""
-    from ._models import get_model
-
     model = config.get("model") if isinstance(config, Mapping) else None
     try:
         own = get_model(model).tokenizer if isinstance(model, str) else None
