@@ -137,7 +137,7 @@ _QUERY_SET = (
 
 def _is_query(data: Any) -> bool:
     """Whether ``data`` reads as a line of a query set (see satchel.ablate.QUERY_KEYS)."""
-    from ..ablate import QUERY_KEYS
+    from ..ablate import QUERY_KEYS  # (here: `satchel pack` does not load the harness to start)
 
     return (
         isinstance(data, dict)
