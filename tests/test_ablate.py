@@ -26,6 +26,7 @@ from satchel.ablate import (
     write_outputs,
 )
 from satchel.cli import main
+from satchel.cli.answering import option
 from satchel.clients import Answer
 
 _SOURCE = re.compile(r"<source_(\d+) [^>]*>\n(.*?)\n</source_\1>", re.DOTALL)
@@ -557,7 +558,7 @@ def test_cli_writes_report_results_and_plots(tmp_path, fake_spec, capsys):
         ]
     )
     assert code == 0
-    assert fake_spec == [("openai:gpt-4o-mini", "http://127.0.0.1:9/v1", {})]
+    assert fake_spec == [("openai:gpt-4o-mini", "http://127.0.0.1:9/v1", {"timeout": 60.0, "spell": option})]
     data = json.loads((out / "results.json").read_text())
     assert data["queries_total"] == 2
     assert data["config"]["model"] == "gpt-4o-mini" and data["config"]["max_sources"] == 3
@@ -688,7 +689,7 @@ def test_cli_local_model_gets_window_options(tmp_path, fake_spec):
         )
         == 0
     )
-    assert fake_spec == [("local", None, {"n_ctx": 2048, "n_threads": 1})]
+    assert fake_spec == [("local", None, {"n_ctx": 2048, "n_threads": 1, "spell": option})]
 
 
 def test_cli_bad_query_file_is_one_line_error(tmp_path, fake_spec, capsys):

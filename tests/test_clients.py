@@ -166,7 +166,7 @@ def test_connection_errors_run_out(make):
 def test_timeouts_say_how_to_wait_longer(make):
     script = Script(httpx.ReadTimeout("slow"))
     with pytest.raises(
-        satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout= \(now 5 s\)"
+        satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout \(now 5 s\)"
     ):
         make(script, max_retries=0, timeout=5).complete(MESSAGES)
 
@@ -428,7 +428,7 @@ def test_the_timeout_bounds_the_whole_answer(make):
             yield b" "
 
     script = Script(httpx.Response(200, content=drip()))
-    with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout="):
+    with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout \(now"):
         make(script, max_retries=0, timeout=0.3).complete(MESSAGES)
 
 
@@ -455,7 +455,7 @@ def test_a_server_that_trickles_its_headers_is_given_up():
     base = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
     client = satchel.clients.OpenAIClient("m", base, api_key_env="", timeout=0.3, max_retries=0)
     try:
-        with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout="):
+        with pytest.raises(satchel.ModelError, match=r"timed out after 1 attempt\(s\); raise timeout \(now"):
             client.complete(MESSAGES)
     finally:
         stop.set()
@@ -515,3 +515,54 @@ def test_a_redirect_names_where_to(make):
     moved = httpx.Response(301, headers={"Location": "https://example.com/v1/chat/completions"})
     with pytest.raises(satchel.ModelError, match=r"redirects \(HTTP 301\) to https://example\.com/v1/chat"):
         make(Script(moved)).complete(MESSAGES)
+
+
+@pytest.mark.parametrize(
+    ("steps", "options", "said"),
+    [
+        (
+            [httpx.ReadTimeout("slow")],
+            {"timeout": 5},
+            r"raise --timeout \(now 5 s\) or ask for a shorter answer$",
+        ),
+        (
+            [httpx.ConnectError("refused")],
+            {},
+            "check that the server is running and that --base-url is right$",
+        ),
+        ([httpx.Response(404, text="no")], {}, r"check --base-url, which usually ends in /v1"),
+        # (no option sets max_retries: the advice to raise it is left out, not named wrongly)
+        (
+            [httpx.Response(503, json=error("overloaded"))],
+            {},
+            r"after 1 attempt\(s\): retry later; the server",
+        ),
+        (
+            [httpx.Response(400, json=error("x", "context_length_exceeded"))],
+            {},
+            r"pack with a smaller --context-window \(or a larger --reserve-answer\)",
+        ),
+    ],
+)
+def test_a_client_built_for_the_command_line_names_its_options(make, steps, options, said):
+    # (satchel ablate's users read "raise timeout=" and "check that base_url is right", keyword
+    # arguments no command-line user can give)
+    from satchel.cli.answering import option
+
+    with pytest.raises(satchel.ModelError, match=said) as raised:
+        make(Script(*steps), max_retries=0, spell=option, **options).complete(MESSAGES)
+    assert "base_url" not in str(raised.value) and "timeout=" not in str(raised.value)
+
+
+def test_settings_the_command_line_gave_are_refused_in_its_terms(tmp_path):
+    from satchel.cli.answering import option
+
+    with pytest.raises(satchel.ConfigError, match=r"^--base-url 'ftp://x y' must be an http\(s\) URL"):
+        satchel.clients.OpenAIClient("m", "ftp://x y", api_key_env="", spell=option)
+    with pytest.raises(satchel.ConfigError, match=r"^--timeout 0 must be a positive number of seconds"):
+        satchel.clients.OpenAIClient("m", timeout=0.0, api_key_env="", spell=option)
+    with pytest.raises(satchel.ConfigError, match=r"^--n-ctx 8 must be a whole number of tokens"):
+        satchel.clients.LocalClient(n_ctx=8, spell=option)
+    # and, by default, as the keyword arguments of the Python API
+    with pytest.raises(satchel.ConfigError, match=r"^n_ctx=8 must be"):
+        satchel.clients.LocalClient(n_ctx=8)

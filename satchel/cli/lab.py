@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import ipaddress
+import os
 import socket
 import sys
 import threading
@@ -13,6 +14,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from . import command
+from .answering import add_answering_options, client_options
 from .pack import refuse_blank
 
 DEFAULT_HOST = "127.0.0.1"
@@ -27,21 +29,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8700)")
     p.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
-    p.add_argument(
-        "--model",
-        metavar="SPEC",
-        help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
+    # (satchel ablate's options: the two build and budget for the answering model alike)
+    add_answering_options(
+        p.add_argument_group("answering model"),
+        model_default=None,
+        model_help="model that answers on the Ask tab: local, local:PATH.gguf or openai:NAME "
         "(default: $SATCHEL_LAB_MODEL, else no model)",
+        n_ctx_default=4096,
     )
-    # (as satchel ablate's: the two resolve --model and --pack-model alike, resolve_pack_model)
-    p.add_argument("--pack-model", help="budget for this registered model instead of the one --model implies")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from ..lab.app import create_app
+        from ..lab.app import MODEL_ENV, create_app, lab_option
     except ImportError:
         from ..lab import INSTALL_HINT
 
@@ -55,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
     # how --host was spelt (127.0.0.2 is loopback; a name may be any address).
     ip = ipaddress.ip_address(address[4][0].split("%")[0])
     loopback = ip.is_loopback
+    spec = args.model if args.model is not None else os.environ.get(MODEL_ENV)
     app = create_app(
         args.model,
         allowed_hosts=sorted({"127.0.0.1", "localhost", "[::1]", "::1", args.host, shown})
         if loopback
         else None,
         pack_model=args.pack_model,
+        client_options=client_options(argparse.Namespace(**{**vars(args), "model": spec}), lab_option),
     )
     # Bound here, before the URL is shown: a port in use or a host that does not resolve is
     # one clear error, and the browser never opens on whatever else answers at that URL.

@@ -8,14 +8,13 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from .._chunk import Chunk
-from .._errors import ConfigError, InputError, UnknownModelError
+from .._errors import InputError
 from .._manifest import canonical_json
-from .._models import close_models, get_model, known_models
 from .._order import ORDERS
 from .._pack import Packer
 from .._roles import EVIDENCE_POLICY
@@ -170,7 +169,7 @@ def _jsonl_candidates(text: str, name: str) -> list[Chunk]:
     return candidates
 
 
-def _whole_number(least: int) -> Callable[[str], int]:
+def whole_number(least: int) -> Callable[[str], int]:
     """An argparse type: a whole number of at least ``least``, refused in the option's own
     terms (checked by pack, the message named its Python keyword: "max_sources=0 must be
     a positive whole number or None")."""
@@ -181,7 +180,7 @@ def _whole_number(least: int) -> Callable[[str], int]:
         except ValueError:
             value = least - 1
         if value < least:
-            kind = "a positive whole number" if least == 1 else "a whole number of 0 or more"
+            kind = "a positive whole number" if least == 1 else f"a whole number of {least} or more"
             raise argparse.ArgumentTypeError(f"{text!r} must be {kind}; leave the option out for the default")
         return value
 
@@ -201,7 +200,7 @@ def _ratio(text: str) -> float:
 
 def add_pack_options(p: argparse.ArgumentParser) -> None:
     """Options shared by every command that packs."""
-    positive, tokens = _whole_number(1), _whole_number(0)
+    positive, tokens = whole_number(1), whole_number(0)
     p.add_argument("--model", help="model name (sets window, tokenizer and chat framing); default gpt-4o")
     p.add_argument("--context-window", type=positive, help="window in tokens (overrides the model's)")
     p.add_argument("--tokenizer", help="o200k_base, cl100k_base, a tokenizer.json path, or 'estimate'")
@@ -325,63 +324,6 @@ def refuse_blank(args: argparse.Namespace, *names: str) -> None:
         value = getattr(args, name, None)
         if value is not None and not value.strip():
             raise InputError(f"--{name.replace('_', '-')} {value!r} is blank; {BLANK_FIXES[name]}")
-
-
-def resolve_pack_model(
-    spec: str | None, client: Any, pack_model: str | None = None, options: Mapping[str, Any] | None = None
-) -> str:
-    """The model a pack is budgeted for when ``client``, built from ``--model spec``, answers:
-    the one resolution of ``satchel ablate`` and ``satchel lab``. ``--pack-model`` when given;
-    else a local model's own profile (registered here: its window is its n_ctx, its counts
-    are in its own vocabulary); else a server model's own name. A model Satchel does not
-    know is a ConfigError naming ``--pack-model`` (the lab packed for gpt-4o's 128k window in
-    o200k counts, called exact, whatever model answered), unless ``options`` give both the
-    window and the tokenizer, which is all a pack needs of a model."""
-    if pack_model is None:
-        register = getattr(client, "register", None)
-        if callable(register):
-            own: str = register().name
-            return own
-        name, where = getattr(client, "model", None), f"--model {spec}"
-    else:
-        name, where = pack_model, f"--pack-model {pack_model}"
-    given = options or {}
-    if given.get("context_window") is not None and given.get("tokenizer") is not None:
-        return str(name)
-    try:
-        get_model(str(name))  # (a client without a model name is a model Satchel does not know)
-    except UnknownModelError:
-        # (the margin: SmolLM2 behind llama.cpp's server counted 7-11% more tokens than
-        # gpt-4o-mini's tokenizer in prompts packed for it, 1,007 of a 1,024 window)
-        raise ConfigError(
-            f"{where}: Satchel does not know {name!r} (its context window and tokenizer), so it "
-            "cannot budget a pack for it; pass --pack-model with a model it knows whose window is "
-            "no larger than the answering model's, better some 10% smaller (its tokenizer then "
-            "stands in, and may count fewer tokens than the model's own: the counts are an "
-            f"estimate), one of: {_windows()}{_close_to(name, where)}"
-        ) from None
-    return str(name)
-
-
-def _close_to(name: Any, where: str) -> str:
-    """A known model's name close to ``name`` (a typo, "gpt4o"), as the option to give it."""
-    close = close_models(str(name), 1)
-    if not close:
-        return ""
-    option = where.split()[0]  # --model or --pack-model
-    prefix = "openai:" if option == "--model" else ""
-    return f"; did you mean {option} {prefix}{close[0]}?"
-
-
-def _windows() -> str:
-    """One known model per window size, smallest window first: 'gpt-4 (8,192 tokens), ...'."""
-    shortest: dict[int, str] = {}
-    for name in known_models():
-        window = get_model(name).context_window
-        if window not in shortest or len(name) < len(shortest[window]):
-            shortest[window] = name
-    named = [f"{shortest[w]} ({w:,}{' tokens' if i == 0 else ''})" for i, w in enumerate(sorted(shortest))]
-    return ", ".join(named)
 
 
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ from .._errors import ConfigError, InputError, ModelError, PackError, UnknownMod
 from .._manifest import trace_reasons
 from .._pack import Packer
 from .._roles import check_role_caps
+from ..cli.answering import option, resolve_pack_model
 from ..cli.pack import (
     REQUEST_KEYS,
     cap_text,
@@ -60,7 +61,6 @@ from ..cli.pack import (
     parse_request,
     read_cap,
     request_of,
-    resolve_pack_model,
 )
 from ..log import json_error, json_lines, load_json
 
@@ -93,8 +93,18 @@ CSP = (
 
 NO_MODEL = (
     "No model is configured. Start the lab with `satchel lab --model local` (or openai:NAME with "
-    f"OPENAI_BASE_URL), or set {MODEL_ENV}; the pack below is what would be sent."
+    f"--base-url), or set {MODEL_ENV}; the pack below is what would be sent."
 )
+
+#: what the page calls the pack options a model's error may advise changing
+PAGE_FIELDS = {"context_window": "Context budget", "reserve_answer": "Reserve for the answer"}
+
+
+def lab_option(name: str, *value: Any) -> str | None:
+    """A client setting as the lab names it in a model's error (see satchel.clients.Spelling):
+    a field of the page, or an option of ``satchel lab``, the command that built the client."""
+    field = PAGE_FIELDS.get(name)
+    return f"the {field} field" if field is not None else option(name, *value)
 
 
 # -- the model seam ------------------------------------------------------------
@@ -104,12 +114,22 @@ class ModelSlot:
     """A model spec, the client built from it on first use (loading a GGUF file is slow), and
     the model a pack is budgeted for when none is named: ``pack_model`` (``--pack-model``)
     when given, else the answering model's own, resolved as ``satchel ablate`` resolves it
-    (:func:`satchel.cli.pack.resolve_pack_model`)."""
+    (:func:`satchel.cli.answering.resolve_pack_model`). ``named_by`` says where the spec
+    came from, for the errors about it (``--model``, or ``SATCHEL_LAB_MODEL``);
+    ``client_options`` go with it to :func:`satchel.clients.client_from_spec` (unless a
+    ``factory`` builds the client instead)."""
 
     def __init__(
-        self, spec: str | None, factory: Callable[[str], Any] | None = None, pack_model: str | None = None
+        self,
+        spec: str | None,
+        factory: Callable[[str], Any] | None = None,
+        pack_model: str | None = None,
+        named_by: str = "--model",
+        client_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.spec = spec or None
+        self._named_by = named_by
+        self._options: dict[str, Any] = {"spell": lab_option, **(client_options or {})}
         if self.spec is not None and factory is None:
             from ..clients import parse_spec
 
@@ -121,7 +141,8 @@ class ModelSlot:
         #: the model a request that names none is packed for (None: pack()'s own default)
         self.pack_model: str | None = None
         if self._given is not None:
-            self.pack_model = resolve_pack_model(self.spec, None, self._given)  # (known? said at start)
+            # (known? said at start)
+            self.pack_model = resolve_pack_model(self.spec, None, self._given, named_by=named_by)
         if self.spec is not None and self.spec.startswith("openai:"):
             # a server model costs nothing to build, and whether Satchel can budget for it is
             # said at start, as satchel ablate says it (the lab packed for gpt-4o whatever answered)
@@ -132,22 +153,18 @@ class ModelSlot:
             return None
         with self._lock:
             if self._client is None:
-                factory = self._factory
-                if factory is None:
-                    try:
-                        from ..clients import client_from_spec
-                    except ImportError as exc:
-                        raise ModelError(
-                            f"model {self.spec!r} is configured but satchel.clients is not available ({exc})"
-                        ) from None
-                    factory = client_from_spec
                 try:
-                    client = factory(self.spec)
+                    if self._factory is not None:
+                        client = self._factory(self.spec)
+                    else:
+                        from ..clients import client_from_spec
+
+                        client = client_from_spec(self.spec, **self._options)
                 except (ImportError, OSError) as exc:
                     raise ModelError(f"model {self.spec!r} could not be loaded: {exc}") from None
                 if self._given is None:
                     # (a local model registers its own window and vocabulary here)
-                    self.pack_model = resolve_pack_model(self.spec, client)
+                    self.pack_model = resolve_pack_model(self.spec, client, named_by=self._named_by)
                 self._client = client
             return self._client
 
@@ -563,11 +580,15 @@ def create_app(
     client_factory: Callable[[str], Any] | None = None,
     allowed_hosts: Sequence[str] | None = None,
     pack_model: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
 ) -> FastAPI:
     """The lab app.
 
     ``model`` is a client spec (``local``, ``openai:NAME``); None reads
     ``SATCHEL_LAB_MODEL`` and, when that is unset too, runs with no model.
+    ``client_options`` go to :func:`satchel.clients.client_from_spec` with the spec (a
+    server's ``base_url`` and ``timeout``, a local model's ``n_ctx``; ``satchel lab``'s
+    options); the client's errors name the page's fields and those options (lab_option).
     A request that names no model is packed for ``pack_model`` when given, else for the
     answering model's own profile (a model Satchel does not know is a ConfigError here,
     as for ``satchel ablate``), else for pack()'s default.
@@ -576,7 +597,11 @@ def create_app(
     """
     app = FastAPI(title="Satchel Lab", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.model = ModelSlot(
-        model if model is not None else os.environ.get(MODEL_ENV), client_factory, pack_model
+        model if model is not None else os.environ.get(MODEL_ENV),
+        client_factory,
+        pack_model,
+        named_by="--model" if model is not None else MODEL_ENV,
+        client_options=client_options,
     )
 
     async def default_model(request: Request) -> str | None:

@@ -758,3 +758,56 @@ def test_a_pasted_json_list_is_parsed_once(monkeypatch):
     loaded = lab_app.load_request(text)
     assert [c["id"] for c in loaded["candidates"]] == [f"c{k}" for k in range(50)]
     assert parsed == [len(text)]
+
+
+def test_the_model_options_reach_the_client_and_its_errors_name_them(example, monkeypatch):
+    # (the lab had no --base-url, --timeout or --n-ctx, and a model's error advised keyword
+    # arguments such as "base_url" that no lab user can give)
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"  # (nothing listens there)
+    app = create_app(
+        model="openai:gpt-4o-mini", client_options={"base_url": url, "timeout": 7.5, "max_retries": 0}
+    )
+    client = app.state.model.client()
+    assert (client.base_url, client.timeout) == (url, 7.5)
+    body = {"candidates": example["candidates"], "question": example["question"]}
+    response = TestClient(app).post("/api/ask", json=body)
+    assert response.status_code == 502
+    assert response.json()["error"].endswith("check that the server is running and that --base-url is right")
+
+
+def test_a_model_spec_from_the_environment_is_named_as_it_was_given(monkeypatch, capsys):
+    from satchel.cli import main
+
+    monkeypatch.setenv("SATCHEL_LAB_MODEL", "openai:gpt4o")
+    assert main(["lab", "--no-browser", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("satchel: error: SATCHEL_LAB_MODEL=openai:gpt4o: Satchel does not know 'gpt4o'")
+    assert err.rstrip().endswith("did you mean SATCHEL_LAB_MODEL=openai:gpt-4o?")
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--base-url", "ftp://x"], "satchel: error: --base-url ftp://x must be an http(s) URL"),
+        (
+            ["--timeout", "0"],
+            "satchel lab: error: argument --timeout: '0' must be a positive number of seconds",
+        ),
+        # (a local model loads on first use: its window is checked before, at start)
+        (["--n-ctx", "8"], "satchel lab: error: argument --n-ctx: '8' must be a whole number of 16 or more"),
+    ],
+)
+def test_a_bad_model_option_is_refused_at_start_in_its_own_terms(options, said, capsys):
+    from satchel.cli import main
+
+    spec = "local" if "--n-ctx" in options else "openai:gpt-4o"
+    try:
+        code = main(["lab", "--no-browser", "--port", "1", "--model", spec, *options])
+    except SystemExit as exc:  # (argparse's own exit)
+        code = exc.code
+    assert code == 2
+    assert said in capsys.readouterr().err

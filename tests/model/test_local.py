@@ -140,6 +140,20 @@ def test_a_prompt_over_the_window_is_a_model_error(local_client):
         local_client.complete(huge, max_tokens=8)
 
 
+def test_over_the_window_a_command_line_client_names_its_options(gguf_path):
+    from satchel.cli.answering import option
+
+    client = client_from_spec(f"local:{gguf_path}", n_ctx=256, n_threads=2, spell=option)
+    try:
+        with pytest.raises(satchel.ModelError) as raised:
+            client.complete([{"role": "user", "content": "word " * 400}], max_tokens=8)
+    finally:
+        client.close()
+    said = str(raised.value)
+    assert said.startswith("the prompt is too long for smollm2-135m-instruct.q4_1 with --n-ctx 256")
+    assert said.endswith("pack for its own window of 256 tokens (without --pack-model), or raise --n-ctx")
+
+
 def test_local_specs(gguf_path):
     default = client_from_spec("local", n_ctx=256, n_threads=2)
     assert (default.name, default.model_path) == (DEFAULT_LOCAL_MODEL, default_gguf_path())
