@@ -459,7 +459,9 @@ class Packer:
             messages, labels, sources = self._render(
                 ordered, question, self._system(system_text), history_msgs
             )
-            usage = self._usage(messages, budget, question, ordered, admission.widest_label)
+            usage = self._usage(
+                messages, budget, question, ordered, admission.widest_label, len(history_msgs)
+            )
             over = max(usage.prompt - budget.prompt_limit, usage.sources - budget.sources)
             if over <= 0:
                 break
@@ -742,9 +744,11 @@ class Packer:
             contract = count(self._system(system)) - count(system)
             if self._restates:
                 contract += count(self._restated())
+        sent = self._system(system)
         return Budget(
             context_window=p.context_window,
-            system=count(system) + p.message_overhead,
+            # (an empty system text, and no contract: no system message, nor its framing)
+            system=count(system) + p.message_overhead if sent else 0,
             question=count(QUESTION_SEPARATOR + question_block(question))
             + p.message_overhead
             + p.reply_overhead,
@@ -772,8 +776,11 @@ class Packer:
         return count.inside(SOURCES_OPEN + "\n") + count(SOURCES_CLOSE + after) - count(after)
 
     def _system(self, system: str) -> str:
-        """The system message: instructions, then the output contract when there is one."""
-        return system if self.contract is None else f"{system}\n\n{self.contract}"
+        """The system message: instructions, then the output contract when there is one
+        ("": none is sent)."""
+        if self.contract is None:
+            return system
+        return f"{system}\n\n{self.contract}" if system else self.contract
 
     def _restated(self) -> str:
         """The contract restated between the sources and the question (escaped, as in the
@@ -929,7 +936,8 @@ class Packer:
         # <sources> element would cost tokens a zero source budget does not have.
         user = self._after_sources(question)
         user = sources_block(blocks) + user if blocks else user.removeprefix(QUESTION_SEPARATOR)
-        messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": system}] if system else []
+        messages += [*history, {"role": "user", "content": user}]
         return messages, labels, tuple(sources)
 
     def _usage(
@@ -939,10 +947,12 @@ class Packer:
         question: str,
         ordered: Sequence[Draft],
         widest_label: int,
+        history_messages: int,
     ) -> TokenUsage:
         count, p = self._counter, self._profile
-        system = count(messages[0]["content"])
-        history = sum(count(m["content"]) for m in messages[1:-1])
+        sent = len(messages) - history_messages - 1  # the system message: 1, or 0 when none is sent
+        system = count(messages[0]["content"]) if sent else 0
+        history = sum(count(m["content"]) for m in messages[sent:-1])
         # (with no sources the user message is that part alone, without its separator)
         question_part = count(self._after_sources(question) if ordered else messages[-1]["content"])
         if ordered and count.additive and widest_label < 1000:
@@ -1060,6 +1070,11 @@ def _check_prompt_parts(question: Any, system: Any, history: Any) -> tuple[str, 
         system = DEFAULT_SYSTEM
     if not isinstance(system, str):
         raise InputError(f"system must be a string (or None for the default), got {type(system).__name__}")
+    if system and system.isspace():
+        raise InputError(
+            f"system={system!r} is blank; give instructions, None for satchel.DEFAULT_SYSTEM, or "
+            "'' to send no system message"
+        )
     check_utf8(question, "question")
     check_utf8(system, "system")
     messages = []

@@ -395,3 +395,13 @@ def test_control_characters_in_an_id_reach_the_trace_written_out():
 def test_a_model_name_in_other_case_is_suggested():
     with pytest.raises(satchel.UnknownModelError, match=r"unknown model 'GPT-4o'\. Did you mean 'gpt-4o'"):
         satchel.pack([{"id": "a", "text": "x"}], "q?", model="GPT-4o")
+
+
+def test_a_blank_system_text_is_refused_in_the_options_terms(capsys):
+    assert main(["pack", "--example", "--system", "  "]) == 2
+    assert capsys.readouterr().err == (
+        "satchel: error: --system '  ' is blank; give instructions, leave --system out for the "
+        "default, or give --system '' to send no system message\n"
+    )
+    assert main(["pack", "--example", "--system", "", "--format", "messages"]) == 0
+    assert '"role": "system"' not in capsys.readouterr().out

@@ -1425,3 +1425,36 @@ def test_a_critical_window_merged_past_the_per_chunk_cap_says_so():
     r = satchel.pack(windows, "q?", max_chunk_tokens=12)
     assert r.sources[0].ids == ("A", "B")
     assert r.entry("B").reason.endswith(f"; CRITICAL, so sent {_o200k(doc)} tokens, over max_chunk_tokens=12")
+
+
+@pytest.mark.parametrize(
+    ("options", "first"),
+    [
+        ({}, None),  # no system message at all
+        ({"contract": "Answer in JSON."}, {"role": "system", "content": "Answer in JSON."}),
+        # (the caller's own system message, in the history, is the first and only one)
+        ({"history": [{"role": "system", "content": "Mine."}]}, {"role": "system", "content": "Mine."}),
+    ],
+)
+def test_an_empty_system_text_sends_no_system_message(options, first):
+    # (system="" sent {"role": "system", "content": ""}: framing paid for nothing, and a second
+    # system message beside the caller's own)
+    chunks = [{"id": "a", "text": "The lamp blinks blue when it pairs."}]
+    history = options.pop("history", None)
+    result = satchel.pack(chunks, "What colour?", system="", history=history, **options)
+    roles = [m["role"] for m in result.messages]
+    assert roles == ([] if first is None else ["system"]) + ["user"]
+    if first is not None:
+        assert result.messages[0] == first
+    count = TiktokenTokenizer("o200k_base").count
+    framing = 4 * len(result.messages) + 3
+    assert result.tokens.framing == framing
+    assert result.tokens.prompt == sum(count(m["content"]) for m in result.messages) + framing
+    spent = result.budget.system + result.budget.history + result.budget.question + result.budget.contract
+    assert spent + result.tokens.sources == result.tokens.prompt  # (reserved as it is sent)
+    assert not result.text.startswith("SYSTEM\n\n\n")
+
+
+def test_a_blank_system_text_is_refused_with_the_choices():
+    with pytest.raises(satchel.InputError, match=r"system='  ' is blank; .* '' to send no system message"):
+        satchel.pack([{"id": "a", "text": "x y"}], "q?", system="  ")

@@ -218,7 +218,10 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
         "already sent are taken out of it)",
     )
     p.add_argument("--no-dedupe", action="store_true", help="send repeats as they are")
-    p.add_argument("--system", help="system instructions (default: a short grounded instruction)")
+    p.add_argument(
+        "--system",
+        help="system instructions (default: a short grounded instruction; '' sends no system message)",
+    )
     policy = p.add_argument_group("seed 003's policy (all off by default)")
     policy.add_argument(
         "--policy",
@@ -329,6 +332,12 @@ def refuse_blank(args: argparse.Namespace, *names: str) -> None:
 def pack_options(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
     """Request keys, overridden by whatever was given on the command line."""
     options = {k: v for k, v in request.items() if k not in ("candidates", "question")}
+    system = getattr(args, "system", None)
+    if system and system.isspace():  # (in the option's terms; pack() names its keyword)
+        raise InputError(
+            f"--system {system!r} is blank; give instructions, leave --system out for the default, "
+            "or give --system '' to send no system message"
+        )
     if getattr(args, "policy", None) == "evidence":
         options.update(EVIDENCE_POLICY)  # a named policy, then any option given beside it
     for name in (
