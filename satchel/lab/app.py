@@ -140,6 +140,8 @@ class ModelSlot:
         self._given = pack_model or None
         #: the model a request that names none is packed for (None: pack()'s own default)
         self.pack_model: str | None = None
+        #: the answering model's own name, once its client is built (see counts_note)
+        self.answering: str | None = None
         if self._given is not None:
             # (known? said at start)
             self.pack_model = resolve_pack_model(self.spec, None, self._given, named_by=named_by)
@@ -165,6 +167,10 @@ class ModelSlot:
                 if self._given is None:
                     # (a local model registers its own window and vocabulary here)
                     self.pack_model = resolve_pack_model(self.spec, client, named_by=self._named_by)
+                # (a local model by its registry name, a server model by the name it is served as)
+                own = getattr(client, "name", None) if callable(getattr(client, "register", None)) else None
+                own = own or getattr(client, "model", None)
+                self.answering = own if isinstance(own, str) else None
                 self._client = client
             return self._client
 
@@ -172,6 +178,17 @@ class ModelSlot:
         """The model a request that names none is packed for (the client is built for it)."""
         self.client()
         return self.pack_model
+
+
+def counts_note(packed_for: Any, slot: ModelSlot) -> str | None:
+    """What the trace says of a pack's token counts when the model it was budgeted for is not
+    the one that answers (``--pack-model``, or a model chosen on the page): exact for the
+    first, an estimate for the second, which counts in its own tokenizer. None when they are
+    one model, or no model answers. (The trace said "exact" of a stand-in's counts.)"""
+    answering = slot.answering
+    if answering is None or not isinstance(packed_for, str) or packed_for == answering:
+        return None
+    return f"exact for {packed_for}; {answering}, which answers, counts its own tokens: an estimate for it"
 
 
 def lab_model(request: Request) -> Any:
@@ -684,6 +701,7 @@ def create_app(
             out = _pack(candidates, question, opts).to_dict()
             if body.get("trace") is True:
                 out["trace_reasons"] = trace_reasons(out)
+                out["counts_note"] = counts_note(out["config"].get("model"), request.app.state.model)
             return out
 
         return await run_in_threadpool(run)
@@ -710,6 +728,7 @@ def create_app(
         out: dict[str, Any] = {"pack": result.to_dict(), "answer": None, "citations": None, "notice": None}
         if trace:
             out["trace_reasons"] = trace_reasons(out["pack"])
+            out["counts_note"] = counts_note(result.config.get("model"), app.state.model)
         if client is None:
             out["notice"] = NO_MODEL
             return out

@@ -723,6 +723,7 @@ def test_trace_reasons_are_worded_as_the_cli_trace(client, example):
     body = {**example, "options": options, "trace": True}
     data = client.post("/api/pack", json=body).json()
     reasons = data.pop("trace_reasons")
+    assert data.pop("counts_note") is None  # (no model answers: the counts are what they say)
     result = satchel.pack(example["candidates"], example["question"], **options)
     assert data == json.loads(json.dumps(result.to_dict()))  # the pack itself stays the library's
     trace = result.trace()
@@ -811,3 +812,31 @@ def test_a_bad_model_option_is_refused_at_start_in_its_own_terms(options, said, 
         code = exc.code
     assert code == 2
     assert said in capsys.readouterr().err
+
+
+def test_the_trace_says_whose_counts_are_exact_when_a_stand_in_is_packed_for(example):
+    # (packed for --pack-model gpt-4-32k while qwen answered, the trace called the counts exact)
+    class Qwen(FakeModel):
+        model = "qwen2.5-7b-instruct"
+
+    lab = TestClient(
+        create_app(
+            model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
+        )
+    )
+    body = {"candidates": example["candidates"], "question": example["question"], "trace": True}
+    note = (
+        "exact for gpt-4-32k; qwen2.5-7b-instruct, which answers, counts its own tokens: an estimate for it"
+    )
+    assert lab.post("/api/pack", json=body).json()["counts_note"] == note
+    assert lab.post("/api/ask", json=body).json()["counts_note"] == note
+    # a model Satchel knows, packed for as itself: exact, and nothing to say
+    known = TestClient(create_app(model="openai:gpt-3.5-turbo", client_factory=lambda spec: ServerModel()))
+    assert known.post("/api/pack", json=body).json()["counts_note"] is None
+    # one chosen on the page instead: its counts are exact for it alone
+    chosen = {**body, "options": {"model": "gpt-4o"}}
+    assert (
+        known.post("/api/pack", json=chosen)
+        .json()["counts_note"]
+        .startswith("exact for gpt-4o; gpt-3.5-turbo")
+    )

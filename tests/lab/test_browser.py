@@ -619,6 +619,11 @@ def test_the_model_field_starts_at_the_model_the_lab_packs_for(open_lab):
             page,
             satchel.pack(EXAMPLE["candidates"], EXAMPLE["question"], model="gpt-4-32k", source_budget=budget),
         )
+        # the counts are gpt-4-32k's tokenizer's, exact for it alone (the trace called them exact)
+        assert page.text_content("#trace-summary").endswith(
+            "tokenizer cl100k_base (exact for gpt-4-32k; qwen2.5-7b-instruct, which answers, counts its "
+            "own tokens: an estimate for it)"
+        )
         assert lab.errors == []
     finally:
         server.close()

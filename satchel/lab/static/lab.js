@@ -37,6 +37,7 @@ const state = {
   order: "relevance",
   result: null,         // the last PackResult.to_dict()
   reasons: {},          // each id's reason as the CLI trace words it (trace_reasons)
+  countsNote: null,     // how exact the counts are when another model answers (counts_note)
   stale: false,         // the last pack was refused: what is shown is an older one
   seq: 0,
 };
@@ -125,10 +126,12 @@ function shownRequest() {
   return { ...request(), trace: true };
 }
 
-/** Split a response's trace_reasons off the pack, which stays exactly the library's. */
+/** Split a response's trace_reasons and counts_note off the pack, which stays exactly the
+ * library's. */
 function takeReasons(data) {
-  const { trace_reasons: reasons, ...rest } = data;
+  const { trace_reasons: reasons, counts_note: note, ...rest } = data;
   state.reasons = reasons || {};
+  state.countsNote = note || null;
   return rest;
 }
 
@@ -353,7 +356,7 @@ function renderTrace(result) {
   const k = kept(result).length;
   $("#trace-summary").textContent =
     `${k} kept, ${result.manifest.length - k} dropped · order ${result.config.order} · tokenizer ${result.tokenizer.name}` +
-    (result.tokenizer.exact ? " (exact)" : " (estimated)");
+    (!result.tokenizer.exact ? " (estimated)" : state.countsNote ? ` (${state.countsNote})` : " (exact)");
   renderPrompt($("#trace-prompt"), result);
 }
 
