@@ -92,6 +92,11 @@ def client_options(args: argparse.Namespace, spell: Callable[..., str | None] = 
     server's URL and timeout, or a local model's window and threads; and ``spell``, so that
     the client's errors name these options."""
     if args.model is not None and args.model.startswith("local"):
+        if args.base_url is not None:  # (it was dropped without a word, and the local model answered)
+            raise ConfigError(
+                f"--base-url {args.base_url} is for a server's model (--model openai:NAME); "
+                f"--model {args.model} runs in this process: leave out one of the two"
+            )
         # llama.cpp's OpenMP workers spin while they wait; on a machine shared with other
         # jobs the spinning threads starve each other and a run gets several times slower.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -840,3 +840,24 @@ def test_the_trace_says_whose_counts_are_exact_when_a_stand_in_is_packed_for(exa
         .json()["counts_note"]
         .startswith("exact for gpt-4o; gpt-3.5-turbo")
     )
+
+
+def test_a_server_url_beside_a_local_model_is_refused(tmp_path, capsys):
+    # (satchel ablate dropped --base-url without a word, and the local model answered)
+    from satchel.cli import main
+
+    queries = tmp_path / "q.jsonl"
+    query = {"question": "q", "candidates": [{"id": "a", "text": "x"}], "answers": ["x"], "gold": []}
+    queries.write_text(json.dumps(query) + "\n")
+    url = ["--base-url", "http://127.0.0.1:8000/v1"]
+    assert main(["ablate", str(queries), "--out", str(tmp_path / "o"), "--model", "local", *url]) == 2
+    assert main(["lab", "--no-browser", "--port", "1", "--model", "local", *url]) == 2
+    ablate, lab = capsys.readouterr().err.splitlines()
+    assert (
+        ablate
+        == lab
+        == (
+            "satchel: error: --base-url http://127.0.0.1:8000/v1 is for a server's model (--model "
+            "openai:NAME); --model local runs in this process: leave out one of the two"
+        )
+    )
