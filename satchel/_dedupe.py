@@ -29,6 +29,7 @@ import math
 import operator
 import os
 import re
+import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -228,6 +229,22 @@ _SPELLED_ALIKE = 0.8
 
 #: what may join or part two words without changing them (see _replaced)
 _GLUE = re.compile(r"[\W_]+")
+#: the symbols among what _GLUE matches that say something of their own ("x < 5" / "x > 5",
+#: "10 $" / "10 €", "✓" / "✗"): Unicode's math, currency and other symbols, but those that
+#: Markdown writes as syntax (a table's "|", a fence's "~", a list item's "+")
+_SAYING_SYMBOLS = frozenset(("Sm", "Sc", "So"))
+_MARKDOWN_SYMBOLS = frozenset("|~+")
+
+
+def _symbols(words: Sequence[str]) -> list[str]:
+    """The symbols of ``words`` that say something (see _SAYING_SYMBOLS), in order."""
+    return [
+        c
+        for c in "".join(words)
+        if not c.isalnum() and c not in _MARKDOWN_SYMBOLS and unicodedata.category(c) in _SAYING_SYMBOLS
+    ]
+
+
 #: what a contraction stands for besides the word it shortens ("it's" / "it is", "we'll" /
 #: "we will"); "n't" is a negation, judged as one
 _CONTRACTED = frozenset("is are am has have had will would shall us".split())
@@ -238,7 +255,10 @@ def _replaced(left: Sequence[str], right: Sequence[str]) -> bool:
     a word (but those of _INTERCHANGEABLE) spelled like none of the other's. Words only
     added or taken out, spelled another way, or contracted ("it is" / "it's") are edits."""
     if _GLUE.sub("", "".join(left)).lower() == _GLUE.sub("", "".join(right)).lower():
-        return False  # the same words spaced or stopped another way ("series. The" / "series.The")
+        # the same words spaced or stopped another way ("series. The" / "series.The"), unless a
+        # symbol changed: _GLUE takes symbols for stops, and "x < 5" / "x > 5" read as one text
+        if _symbols(left) == _symbols(right):
+            return False
     mine, short_mine = _content_words(left)
     theirs, short_theirs = _content_words(right)
     if short_theirs:

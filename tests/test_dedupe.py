@@ -777,6 +777,26 @@ def test_texts_that_differ_in_a_negation_at_their_end_are_both_kept_as_conflicti
         assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of, end
 
 
+@pytest.mark.parametrize(
+    ("symbol", "other"),
+    [("<", ">"), ("≤", "≥"), ("=", "≠"), ("$", "€"), ("✓", "✗")],
+)
+def test_a_symbol_replaced_by_another_is_a_changed_detail(symbol, other):
+    # ("x < 5" / "x > 5": punctuation and symbols were both taken for what joins words, so
+    # the two read as one text stopped another way, and the second was dropped as a copy)
+    text = (
+        "The device ships with a charger and a cable in the box. Setup takes a few minutes. "
+        "Support is available by phone and email during business hours. The limit applies "
+        "only when x {} 5 holds for the reading. Customers should keep the receipt for any claim."
+    )
+    a, b = text.format(symbol), text.format(other)
+    assert difference(a, b) == "detail"
+    report = find_duplicates([a, b])
+    assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of
+    # spaced or stopped another way, the same symbols are still an edit
+    assert difference(a, a.replace(f"x {symbol} 5", f"x {symbol} 5,")) is None
+
+
 def test_a_near_duplicate_is_never_reported_as_an_exact_copy():
     # "a" for "the", inside shingles the sketch does not sample: similarity 1.0 on what
     # is compared, but the texts differ; "exact copy" is for the same text only.
