@@ -497,6 +497,10 @@ def _say_in_place(out: Admission, in_place: Mapping[str, tuple[str, str]], roles
             decision.reason += (
                 f"; in place of {original}, which ranks higher but was not sent: it is its {kind}"
             )
+            if gone is not None and gone.status != "kept":
+                # The original says so too: read alone, its "does not fit" told one looking for
+                # the answer it held that the prompt lost it, though its copy carried it in.
+                gone.reason += f"; {chunk_id}, its {kind}, was sent in its place"
         else:
             article = "an" if kind.startswith("exact") else "a"
             decision.reason += (

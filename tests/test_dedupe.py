@@ -1768,6 +1768,24 @@ def test_a_duplicate_of_a_candidate_not_sent_has_a_turn_in_its_place():
     assert r.entry("doc#w1").reason == "duplicate: exact copy of other#7, which ranks higher"
 
 
+def test_an_original_left_out_names_the_copy_sent_in_its_place():
+    # An on-call engineer follows the chunk that held the answer: read alone, the original's
+    # "does not fit" said the prompt lost it, though its copy carried the text in.
+    doc = _WESTPHALIA
+    a1, b0 = doc.index("The treaties ended") - 1, doc.index("They were signed")
+    w0 = {"id": "doc#w0", "text": doc[:a1], "doc_id": "doc", "start": 0, "end": a1, "score": 0.9}
+    w1 = {"id": "doc#w1", "text": doc[b0:], "doc_id": "doc", "start": b0, "end": len(doc), "score": 0.7}
+    copy = {"id": "other#7", "text": doc[b0:], "score": 0.8}
+    filler = {"id": "filler", "text": "Weather report for the valley: rain, then sun. " * 5, "score": 0.85}
+    r = satchel.pack([w0, copy, w1, filler], "How many delegates were there?", source_budget=103)
+    reason = r.entry("other#7").reason
+    assert reason.startswith("does not fit: needs ")
+    assert reason.endswith("; doc#w1, its exact copy, was sent in its place")
+    # (a copy left out too puts nothing on its original)
+    r = satchel.pack([w0, copy, {**copy, "id": "c2"}, filler], "q?", source_budget=60)
+    assert "in its place" not in r.entry("other#7").reason
+
+
 def test_a_copy_that_differs_in_case_or_spacing_says_so():
     r = satchel.pack([{"id": "a", "text": _WESTPHALIA}, {"id": "b", "text": _WESTPHALIA.upper()}], "q?")
     assert (
