@@ -370,7 +370,11 @@ def admit(
         # more than one sent before sends only those (checked on the whole text, it was
         # dropped over the cap with the only sentence it had that was new).
         if max_chunk_tokens is not None and not critical and (size := count(text)) > max_chunk_tokens:
-            without = f" (without {removed} sentence(s) already sent)" if removed else ""
+            without = ""
+            if removed:
+                assert fresh is not None
+                repeats = fresh.sent_in.count(chunk.id)
+                without = f" ({_without(removed, fresh.cut, repeats, fresh.sent_in, chunk.id).lstrip()})"
             out.decisions[chunk.id] = Decision(
                 "dropped",
                 f"over the per-chunk cap: {size} tokens{without} > max_chunk_tokens={max_chunk_tokens}"
@@ -446,7 +450,7 @@ def admit(
         reason = "admitted" if shaped.compression is None else f"admitted, {shaped.reason}"
         if removed:  # (a text the ledger left whole says nothing more)
             assert fresh is not None
-            reason += _without(removed, fresh.cut, fresh.sent_in.count(chunk.id))
+            reason += _without(removed, fresh.cut, fresh.sent_in.count(chunk.id), fresh.sent_in, chunk.id)
         if apart is not None:
             reason += f"; {apart}"
         if critical:  # (CRITICAL is sent or stops the pack: no cap holds it back, and it says so)
@@ -744,12 +748,12 @@ def _merge_neighbours(
         decision = out.decisions[lead.id]
         decision.merged_into = None
         decision.reason += f"; it leads the source since {lead_draft.lead.id} left it, as {chunk.id} joined"
-    removed = cuts.get(chunk.id, _UNCUT).sentences
+    removed, sent_in = cuts.get(chunk.id, _UNCUT).sentences, cuts.get(chunk.id, _UNCUT).sent_in
     if lead is chunk:  # every member it joined is gone (see above)
         gone = ", ".join(m_id for m_id, cut in cuts.items() if not cut.left)
         out.decisions[chunk.id] = Decision(
             "kept",
-            f"admitted{_without(removed)}, in place of {gone} (same document), whose text was already sent"
+            f"admitted{_without(removed, sent_in=sent_in)}, in place of {gone} (same document), whose text was already sent"
             + past,
             "admit",
             sentences_removed=removed,
@@ -758,7 +762,7 @@ def _merge_neighbours(
     out.decisions[chunk.id] = Decision(
         "kept",
         f"merged into {lead.id}: neighbour in the same document, overlap sent once"
-        + _without(removed)
+        + _without(removed, sent_in=sent_in)
         + past,
         "dedupe",
         merged_into=lead.id,
@@ -863,16 +867,19 @@ def _past_caps(
     return f"; CRITICAL, so sent {' and '.join(past)}" if past else ""
 
 
-def _without(removed: int, cut: int = 0, repeats: int = 0) -> str:
+def _without(removed: int, cut: int = 0, repeats: int = 0, sent_in: Sequence[str] = (), own: str = "") -> str:
     """The end of a kept chunk's reason when the ledger took sentences out of it (``cut`` of
     them pieces of a sentence, cut at the chunk's start or end; ``repeats`` of them its own
-    sentences said again)."""
+    sentences said again, ``own`` being its id; ``sent_in``: where each removed one was sent)."""
     if not removed:
         return ""
     parts = []
     if removed > repeats:
         pieces = f" ({cut} of them a cut piece)" if cut else ""
-        parts.append(f"{removed - repeats} sentence(s) already sent{pieces}")
+        # Where they were sent (as a chunk dropped whole says): one looking for the answer a
+        # chunk held, told only "1 sentence(s) already sent", could not tell which source has it.
+        where = ", ".join(dict.fromkeys(i for i in sent_in if i != own))
+        parts.append(f"{removed - repeats} sentence(s) already sent{f' in {where}' if where else ''}{pieces}")
     if repeats:
         parts.append(f"{repeats} repeat(s) of its own sentences")
     return " without " + " and ".join(parts)

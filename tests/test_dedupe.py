@@ -1921,7 +1921,7 @@ def test_a_sentence_a_text_says_again_is_sent_once():
     r = satchel.pack([first, {"id": "manual", "score": 0.5, "text": text}], "q?")
     assert r.sources[1].text == dust
     assert r.entry("manual").reason == (
-        "admitted without 1 sentence(s) already sent and 2 repeat(s) of its own sentences"
+        "admitted without 1 sentence(s) already sent in first and 2 repeat(s) of its own sentences"
     )
     # a sentence said again apart, under another heading, lead-in or question, says something
     # there and stays (review: "Email support" went from the Pro plan, step 1 from macOS)

@@ -396,7 +396,7 @@ def test_neighbours_merge_around_sentences_another_source_already_sent():
     # a sentence sent before that nothing here refers back to still goes
     x2 = {"id": "x2", "doc_id": "other", "text": "Then open the app."}
     r = satchel.pack([x2, n2, n1], "q?")
-    assert r.entry("n2").reason.endswith("without 1 sentence(s) already sent")
+    assert r.entry("n2").reason.endswith("without 1 sentence(s) already sent in x2")
     assert r.messages[-1]["content"].count("Then open the app.") == 1
 
 
@@ -538,7 +538,23 @@ def test_a_window_without_offsets_leaves_out_the_pieces_of_sentences_already_sen
     for name in ("w1", "w2"):
         entry = result.entry(name)
         assert entry.sentences_removed == 1
-        assert entry.reason == "admitted without 1 sentence(s) already sent (1 of them a cut piece)"
+        assert entry.reason == "admitted without 1 sentence(s) already sent in x (1 of them a cut piece)"
+
+
+def test_a_kept_chunks_reason_names_where_its_removed_sentences_were_sent():
+    # The chunk that held the answer was "admitted without 1 sentence(s) already sent":
+    # one looking for the answer could not tell which source holds it; its reason names
+    # them, as a chunk dropped whole does ("already sent (in a)").
+    answer = "The first prize went to Wilhelm Röntgen in 1901."
+    chunks = [
+        {"id": "a", "score": 0.9, "text": f"Prizes are given each December. {answer}"},
+        {"id": "b", "score": 0.8, "text": "The ceremony is in Stockholm. Kings attend it."},
+        {"id": "gold", "score": 0.5, "text": f"{answer} Bragg was the youngest. Germany was his home."},
+    ]
+    r = satchel.pack(chunks, "who got the first nobel prize in physics")
+    gold = r.entry("gold")
+    assert gold.reason == "admitted without 1 sentence(s) already sent in a"
+    assert answer in next(s.text for s in r.sources if "a" in s.ids)
 
 
 def test_a_merged_sources_cost_is_its_leads_and_the_costs_add_up():
@@ -1396,7 +1412,7 @@ def test_the_per_chunk_cap_is_on_what_a_chunk_sends():
     assert r.entry("a").status == "kept"
     assert r.entry("b").reason.startswith("over the per-chunk cap: ")
     assert r.entry("b").reason.endswith(
-        f" tokens (without 3 sentence(s) already sent) > max_chunk_tokens={cap}"
+        f" tokens (without 3 sentence(s) already sent in a) > max_chunk_tokens={cap}"
     )
 
 

@@ -600,7 +600,9 @@ def test_a_source_that_neighbours_join_stays_within_its_roles_cap():
         "admitted; not merged with w0: the source would be 58 tokens, over its supporting cap of 40 "
         "(role_caps)"
     )
-    assert r.entry("w3").reason.startswith("admitted without 1 sentence(s) already sent (1 of them a cut")
+    assert r.entry("w3").reason.startswith(
+        "admitted without 1 sentence(s) already sent in w0 (1 of them a cut"
+    )
     assert [s.ids for s in r.sources if "w4" in s.ids] == [("w4", "w5", "w6", "w7")]  # background: no cap
     sent = "\n".join(s.text for s in r.sources)
     assert all(sent.count(f"Sentence number {i} ") == 1 for i in range(8))  # each sentence once
@@ -665,7 +667,7 @@ def test_sentences_a_compressed_source_sent_are_not_sent_again():
     )
     assert r.sources[0].text == f"… {b} … {c} …"
     assert r.sources[1].text == "Night mode dims the lamp." and r.text.count("$4.99") == 1
-    assert r.entry("other").reason == "admitted without 2 sentence(s) already sent"
+    assert r.entry("other").reason == "admitted without 2 sentence(s) already sent in big"
 
 
 def test_a_sentence_the_question_asks_about_is_no_boilerplate_however_often_it_recurs():
