@@ -61,7 +61,8 @@ class ManifestEntry:
     ``sent_tokens`` what its source's text took. A source merged from neighbours of
     one document is one entry's: its lead (the best-ranked member) carries the whole
     source's cost and sent tokens, and each chunk merged into it shows 0 and
-    ``merged_into`` (so the costs of all entries add up to the sources' tokens).
+    ``merged_into`` (so the costs of all entries add up to the sources' tokens, but for
+    the ``<sources>`` element around them, which the trace's used line names).
     ``chunk`` is the candidate as packed, and :attr:`provenance` where it came from.
 
     (Packer._manifest passes the fields by position: a field added or moved here is
@@ -304,6 +305,18 @@ def _not_the_models(name: str, config: Any) -> str:
     return f" for {name}, not {model}'s own {own}"
 
 
+def _around_sources(data: Mapping[str, Any]) -> str:
+    """What the used line adds after "sources N of B": the part of N the cost column does not
+    show, the ``<sources>`` element around the sources (without it, the costs summed short
+    of N, and a first candidate was told "145 of 150 left" with nothing admitted)."""
+    costs = [e.get("cost") for e in data["manifest"]]
+    if not data["tokens"]["sources"] or any(c is None for c in costs):
+        return ""
+    listed = sum(costs)
+    rest = data["tokens"]["sources"] - listed
+    return f": {listed} in the costs below + {rest} for the <sources> tags" if rest > 0 else ""
+
+
 def format_trace(data: Mapping[str, Any]) -> str:
     """Render a pack's dict (``PackResult.to_dict()`` or a logged one) as a table.
 
@@ -325,7 +338,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
     name = (data.get("tokenizer") or {}).get("name") or "?"
     lines.append(
         f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "
-        f"{tokens['source_budget']}), answer reserve {tokens['answer_reserve']}, free "
+        f"{tokens['source_budget']}{_around_sources(data)}), answer reserve {tokens['answer_reserve']}, free "
         f"{tokens['free']}; tokenizer {name} ({exact}"
         + (_not_the_models(name, data.get("config")) if tokens.get("exact", True) else "")
         + ")"

@@ -203,6 +203,20 @@ def test_the_trace_table_shows_every_id_and_reason_whole():
     assert any(len(e.reason) > 70 for e in result.manifest)
 
 
+def test_the_trace_says_what_of_the_sources_tokens_the_cost_column_does_not_show(result):
+    # The cost column summed 5 short of "sources N" (the <sources> element), and nothing said
+    # where those went: a first candidate was told "145 of 150 left" with nothing admitted.
+    table = result.trace()
+    used = table.splitlines()[1]
+    found = re.search(r"sources (\d+) of \d+: (\d+) in the costs below \+ (\d+) for the <sources> tags", used)
+    assert found, used
+    total, listed, tags = map(int, found.groups())
+    assert total == result.tokens.sources == listed + tags and tags > 0
+    assert listed == sum(e.cost for e in result.manifest)
+    # (a pack that sent nothing has no element to name)
+    assert ": " not in satchel.pack([], "q?").trace().splitlines()[1].split("(sources")[1].split(")")[0]
+
+
 def test_the_trace_says_where_each_conflicting_version_went():
     # "conflicts with b" on a kept row, when b was left out for want of room: the prompt
     # showed one side only, and nothing in the trace said so.
