@@ -405,7 +405,12 @@ def admit(
         if shaped.text is None:
             decision = _no_room(chunk, verbatim, room, names)
             if shaped.reason:  # a role cap or compression said why
+                no_room = decision.reason.removeprefix("does not fit: ")
                 decision.reason, decision.stage = shaped.reason, "represent"
+                if verbatim > left:
+                    # (and what it needed whole: "cannot compress ... the 10 tokens available"
+                    # alone gave no figure of the source budget that would have taken it)
+                    decision.reason += f"; whole, it {no_room}"
             if apart is not None:
                 decision.reason += f"; {apart}"  # (after what the role cap or compression said)
             decision.sentences_removed = removed
@@ -753,8 +758,8 @@ def _merge_neighbours(
         gone = ", ".join(m_id for m_id, cut in cuts.items() if not cut.left)
         out.decisions[chunk.id] = Decision(
             "kept",
-            f"admitted{_without(removed, sent_in=sent_in)}, in place of {gone} (same document), whose text was already sent"
-            + past,
+            f"admitted{_without(removed, sent_in=sent_in)}, in place of {gone} (same document), "
+            "whose text was already sent" + past,
             "admit",
             sentences_removed=removed,
         )

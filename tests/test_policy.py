@@ -762,6 +762,21 @@ def test_a_candidate_left_no_room_for_its_enclosure_says_compression_could_not_h
     assert re.fullmatch(r"does not fit: needs \d+ tokens, 3 of \d+ left", plain.entry("bg").reason)
 
 
+def test_a_candidate_compression_could_not_fit_says_what_it_needed_whole():
+    # "cannot compress: protected details alone exceed the 10 tokens available" took the
+    # place of "does not fit: needs 106 tokens, 39 of 300 left": no figure said what source
+    # budget would have taken the chunk that held the answer.
+    chunks = [chunk("top", long_text(0), 0.9), chunk("bg", f"{OTHER} Plus costs $3.99 a month.", 0.1)]
+    first = satchel.pack(chunks[:1], "How much does Plus cost?", compress=True)
+    room = first.tokens.sources + 25  # (room for its tags, not for its protected sentence)
+    r = satchel.pack(chunks, "How much does Plus cost?", source_budget=room, compress=True)
+    reason = r.entry("bg").reason
+    plain = satchel.pack(chunks, "How much does Plus cost?", source_budget=room).entry("bg").reason
+    assert plain.startswith("does not fit: needs ")
+    assert reason.startswith("cannot compress: ")
+    assert reason.endswith("; whole, it " + plain.removeprefix("does not fit: ")), reason
+
+
 @pytest.mark.parametrize(
     "text",
     [
