@@ -352,6 +352,10 @@ def admit(
                 )
                 if compressible:  # (the verbatim cost alone read as if compression were never tried)
                     decision.reason += f" (its enclosure alone takes {overhead}: no compression can fit it)"
+                if ledger is not None and (where := ledger.sent_whole(chunk.text)):
+                    # (the ledger's work is skipped here: "does not fit" alone sent one looking for
+                    # the answer to raise the budget for a text the prompt already holds)
+                    decision.reason += f"; every sentence of it was already sent (in {', '.join(where)})"
                 out.decisions[chunk.id] = decision
                 continue
         # (a text neighbours cannot join is also checked for sentences cut from those sent)

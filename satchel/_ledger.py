@@ -294,6 +294,16 @@ class Ledger:
         self._leads: dict[str, str] = {}
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
 
+    def sent_whole(self, text: str) -> list[str]:
+        """Where the sentences of ``text`` were sent (each source once, sorted), when every one
+        of them was; else []. A look-up of each sentence alone, none of :meth:`fresh`'s rules:
+        what admission says of a chunk it skipped for want of room, without the ledger's work.
+        (Short sentences are never noted as sent: a text that holds one is never whole.)"""
+        normal, sent = self._cache.split(text).normal, self._sent
+        if not normal or not all(map(sent.__contains__, normal)):
+            return []
+        return sorted(set(map(sent.__getitem__, normal)))
+
     def fresh(
         self,
         text: str,

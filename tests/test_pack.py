@@ -1474,3 +1474,22 @@ def test_an_empty_system_text_sends_no_system_message(options, first):
 def test_a_blank_system_text_is_refused_with_the_choices():
     with pytest.raises(satchel.InputError, match=r"system='  ' is blank; .* '' to send no system message"):
         satchel.pack([{"id": "a", "text": "x y"}], "q?", system="  ")
+
+
+def test_a_chunk_skipped_for_want_of_room_says_its_sentences_were_sent():
+    # (once the budget is full, admission skips the ledger's work: B read only "does not fit",
+    # and one looking for the answer raised the budget for a text the prompt already held)
+    s1 = "The bridge opened to traffic in the spring of 1932 after six years of work."
+    s2 = "It carried both trains and cars across the harbour for decades."
+    s3 = "Engineers from three countries designed its steel arch together."
+    a = {"id": "A", "text": " ".join([s1, s2, s3]), "score": 1.0}
+    b = {"id": "B", "text": " ".join([s1, s2]), "score": 0.9}
+    c = {"id": "C", "text": " ".join([s1, "Ferries stopped running soon after."]), "score": 0.8}
+    full = satchel.pack([a, b, c], "When did the bridge open?", source_budget=70)
+    assert full.entry("A").status == "kept"
+    assert full.entry("B").reason.startswith("does not fit: needs ")
+    assert full.entry("B").reason.endswith("; every sentence of it was already sent (in A)")
+    assert "already sent" not in full.entry("C").reason  # (one of its sentences is new)
+    # with room, the ledger itself says so
+    roomy = satchel.pack([a, b, c], "When did the bridge open?", source_budget=400)
+    assert roomy.entry("B").reason == "duplicate: every sentence was already sent (in A)"
