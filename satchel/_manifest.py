@@ -271,6 +271,13 @@ def _pad(text: str, width: int) -> str:
     return text + " " * (width - _width(text))
 
 
+def _beyond_input(budget: Mapping[str, Any]) -> int:
+    """Tokens of the window past what the model takes as input (the window less the answer,
+    past its input limit); 0 for a model without one."""
+    limit = budget.get("input_limit")
+    return 0 if limit is None else max(0, budget["context_window"] - budget["answer"] - limit)
+
+
 def _beyond_sources(budget: Mapping[str, Any]) -> str:
     """The end of the trace's budget line: what the window holds beyond a source budget that
     the model's input limit or the user's cap kept smaller (without it, the sum on that line
@@ -278,8 +285,7 @@ def _beyond_sources(budget: Mapping[str, Any]) -> str:
     parts = ("system", "question", "history", "answer", "contract", "other", "sources")
     rest = budget["context_window"] - sum(budget.get(name) or 0 for name in parts)
     limit = budget.get("input_limit")
-    # (beyond what the model takes as input: the window less the answer, past the limit)
-    beyond_input = 0 if limit is None else max(0, budget["context_window"] - budget["answer"] - limit)
+    beyond_input = _beyond_input(budget)
     out = ""
     if beyond_input:
         out += f" + beyond the input limit {beyond_input} (the model takes {limit} tokens as input)"
@@ -305,6 +311,16 @@ def _not_the_models(name: str, config: Any) -> str:
     return f" for {name}, not {model}'s own {own}"
 
 
+def _free(tokens: Mapping[str, Any], budget: Mapping[str, Any]) -> str:
+    """The window's free tokens, as the used line shows them: of a model with an input limit,
+    those the prompt could still take, and the rest apart ("free 398608" counted the 127,488
+    tokens gpt-5 takes no input in)."""
+    beyond = _beyond_input(budget)
+    if not beyond:
+        return str(tokens["free"])
+    return f"{tokens['free'] - beyond} (and {beyond} beyond the input limit)"
+
+
 def _around_sources(data: Mapping[str, Any]) -> str:
     """What the used line adds after "sources N of B": the part of N the cost column does not
     show, the ``<sources>`` element around the sources (without it, the costs summed short
@@ -326,7 +342,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
     tokens = data["tokens"]
     budget = data["budget"]
     lines = []
-    exact = "exact" if tokens.get("exact", True) else "ESTIMATED (not a guarantee)"
+    exact = "exact" if tokens.get("exact", True) else "estimated: the budget is not a guarantee"
     lines.append(
         f"budget: window {budget['context_window']} = system {budget['system']} + question "
         f"{budget['question']} + history {budget['history']} + answer {budget['answer']}"
@@ -339,7 +355,7 @@ def format_trace(data: Mapping[str, Any]) -> str:
     lines.append(
         f"used:   prompt {tokens['prompt']} tokens (sources {tokens['sources']} of "
         f"{tokens['source_budget']}{_around_sources(data)}), answer reserve {tokens['answer_reserve']}, free "
-        f"{tokens['free']}; tokenizer {name} ({exact}"
+        f"{_free(tokens, budget)}; tokenizer {name} ({exact}"
         + (_not_the_models(name, data.get("config")) if tokens.get("exact", True) else "")
         + ")"
     )

@@ -84,9 +84,10 @@ def test_the_prompt_stays_within_what_the_model_takes_as_input():
         e.reason.startswith("does not fit") for e in result.manifest
     )
     assert result.to_dict()["budget"]["input_limit"] == 272_000
-    assert "+ beyond the input limit 127488 (the model takes 272000 tokens as input)" in format_trace(
-        result.to_dict()
-    )
+    trace = format_trace(result.to_dict())
+    assert "+ beyond the input limit 127488 (the model takes 272000 tokens as input)" in trace
+    # what is free is what the prompt could still take (it counted the 127,488 past the limit)
+    assert f"free {272_000 - result.tokens.prompt} (and 127488 beyond the input limit);" in trace
     # a window given for the model does not lift the limit; a smaller one is the limit
     assert satchel.Packer(model="gpt-5", context_window=1_000_000).plan("q?").prompt_limit == 272_000
     assert satchel.Packer(model="gpt-5", context_window=100_000).plan("q?").prompt_limit == 100_000 - 512

@@ -249,7 +249,7 @@ def test_callable_tokenizer_and_estimate_are_labelled():
     r = satchel.pack([{"id": "a", "text": "one two three"}], "q?", tokenizer="estimate")
     assert not r.tokens.exact
     assert r.to_dict()["tokenizer"] == {"name": EstimateTokenizer.name, "exact": False}
-    assert "ESTIMATED" in r.trace()
+    assert "(estimated: the budget is not a guarantee)" in r.trace()
 
 
 def test_a_bad_callable_is_reported():

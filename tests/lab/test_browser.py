@@ -682,8 +682,21 @@ def test_the_slider_stops_at_the_windows_source_budget(open_lab, url, model):
     top = int(page.get_attribute("#budget", "max"))
     assert top == room
     set_budget(page, top)
-    wait_for_pack(page, satchel.pack(chunks, EXAMPLE["question"], model=model, source_budget=top))
+    full = satchel.pack(chunks, EXAMPLE["question"], model=model, source_budget=top)
+    wait_for_pack(page, full)
     assert page.text_content("#pack-status").endswith(f"/ {room} source tokens")
+    # free is what the prompt could still take; past gpt-5's input limit the window is drawn
+    # apart (the bar's "free" counted the 127,488 tokens gpt-5 takes no input in)
+    legend = dict(
+        page.locator("#budget-legend .item").evaluate_all(
+            "is => is.map(i => [i.dataset.part, Number(i.querySelector('.num').textContent)])"
+        )
+    )
+    beyond = 127_488 if model == "gpt-5" else None
+    assert legend.get("beyond_input") == beyond
+    assert legend["free"] == full.budget.prompt_limit - full.tokens.prompt
+    shown = sum(v for k, v in legend.items() if k != "context_window")
+    assert shown == legend["context_window"] == full.tokens.context_window
 
 
 @pytest.mark.parametrize(

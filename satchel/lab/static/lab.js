@@ -50,6 +50,7 @@ const PARTS = [
   ["sources", "sources"],
   ["answer_reserve", "answer reserve"],
   ["free", "free"],
+  ["beyond_input", "beyond the input limit"],  // (a model that takes less input than its window)
 ];
 
 // -- talking to the server ---------------------------------------------------------
@@ -367,8 +368,13 @@ function renderBudget(result) {
   const zoom = clear($("#budget-bar-zoom"));
   const legend = clear($("#budget-legend"));
   const zoomTotal = window - t.free;
+  const b = result.budget;
+  // Free is what the prompt could still take: past a model's input limit (gpt-5 takes 272,000
+  // of its 400,000), the window is no room for more sources, and is drawn apart.
+  const beyond = b.input_limit ? Math.max(0, window - b.answer - b.input_limit) : 0;
   for (const [key, name] of PARTS) {
-    const value = t[key];
+    if (key === "beyond_input" && !beyond) continue;
+    const value = key === "free" ? t.free - beyond : key === "beyond_input" ? beyond : t[key];
     const seg = (total) => el("div", {
       class: `seg part-${key}`, "data-part": key, "data-tokens": value,
       title: `${name}: ${value} tokens (${(100 * value / total).toFixed(1)}%)`,
@@ -376,7 +382,7 @@ function renderBudget(result) {
     const a = seg(window);
     a.style.width = `${(100 * value) / window}%`;
     bar.append(a);
-    if (key !== "free") {
+    if (key !== "free" && key !== "beyond_input") {
       const b = seg(zoomTotal);
       b.style.width = `${zoomTotal ? (100 * value) / zoomTotal : 0}%`;
       if ((100 * value) / zoomTotal > 7) b.append(el("span", {}, String(value)));
@@ -388,7 +394,6 @@ function renderBudget(result) {
   }
   legend.append(el("div", { class: "item total", "data-part": "context_window" },
     el("span", { class: "name" }, "window"), el("span", { class: "num" }, String(window))));
-  const b = result.budget;
   $("#budget-caption").textContent =
     `sources ${t.sources} of a ${t.source_budget}-token source budget` +
     (b.cap !== null && b.cap !== undefined ? ` (capped at ${b.cap})` : "") + ` · prompt ${t.prompt} tokens`;
