@@ -200,13 +200,27 @@ _DECISIVE = frozenset(
 )
 
 
+#: a web address, an e-mail address, a path, a domain or file name: one name, whose every
+#: character counts ("example.com/a" / "example.com/b" read as one word spelled two ways,
+#: and the second version's text was dropped as a near-duplicate). Told by its form: a
+#: scheme, "www.", an "@" inside, a path from the root or home or of two steps, a common
+#: top-level domain or file extension. (Not any "/" or inner ".": windows of one text spaced
+#: otherwise, "world/ But" / "world/But", "ministry. This" / "ministry.This", are one text.)
+_ADDRESS = re.compile(
+    r"://|\Awww\.|\w@\w|\A~?/\w|\w/[\w.-]+/|\w\.(?:com|org|net|edu|gov|int|mil|io|dev|ai|app|co|uk"
+    r"|de|fr|jp|cn|eu|info|biz|pdf|html?|md|txt|json|csv|xml|ya?ml|toml|py|js|ts|go|rs|java|zip|gz"
+    r"|tar|png|jpe?g|gif|svg|exe|sh|dll|so)\b",
+    re.IGNORECASE,
+)
+
+
 def _is_detail(word: str) -> bool:
     """A number, date, negation, name, qualifier or unit (seed 003's decisive details),
-    also joined to another word by a dash or slash ("—July", "mid-January")."""
+    also joined to another word by a dash or slash ("—July", "mid-January"); an address."""
     core = word.strip(_PUNCT)
     if not core:
         return False
-    if _is_figure(core) or _UNSPACED.search(core):
+    if _is_figure(core) or _UNSPACED.search(core) or _ADDRESS.search(core):
         # (Chinese or Japanese: no word list can tell a negation or a number there, "できます" /
         # "できません", "包含" / "不包含": any change is a detail, and the texts both stay)
         return True
