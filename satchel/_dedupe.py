@@ -46,6 +46,7 @@ from ._sentences import (
     _key,
     _plain,
     _utf8,
+    code_of,
     join_kept,
     normalise,
     spaced_out,
@@ -1003,10 +1004,14 @@ def find_duplicates(
     if exact:
         first: dict[str, int] = {}
         for i, key in enumerate(split.key for split in splits):  # each text normalised
-            if key in first:
-                duplicate_of[i] = (first[key], 1.0)
-            else:
+            j = first.get(key)
+            if j is None:
                 first[key] = i
+            elif _code_differs(texts[j], texts[i]):  # (normalised alike, the code differs)
+                conflicts.setdefault(i, []).append(j)
+                conflicts.setdefault(j, []).append(i)
+            else:
+                duplicate_of[i] = (j, 1.0)
     if near is not None:
         _near_duplicates(texts, splits, cache, near, duplicate_of, conflicts, places)
     # A candidate that duplicates another cannot also conflict with it.
@@ -1155,6 +1160,8 @@ def _near_duplicates(
             # ending never reached the prompt.)
             if kind == "surroundings":
                 continue
+            if kind is None and _code_differs(text, texts[j]):
+                kind = "detail"  # (alike but for their code, where every character counts)
             if kind is None:
                 if similarity >= near or j in same_words:
                     # (1.0 says "exact copy": a text that differs, where only its sampled
@@ -1192,6 +1199,17 @@ def _near_duplicates(
 
 
 _NONE_MET: frozenset[int] = frozenset()
+
+
+def _code_differs(a: str, b: str) -> bool:
+    """Whether texts ``a`` and ``b`` both hold code and hold other code (see code_of): case
+    and spacing count there ("ls -a" / "ls -A"), and the words of a command line are no
+    prose spelled two ways ("rm -r" / "rm -rf"). Texts alike but for it conflict."""
+    mine = code_of(a)
+    if not mine:
+        return False
+    theirs = code_of(b)
+    return bool(theirs) and mine != theirs
 
 
 def _met_enough(met: Counter[int], least: int, need: dict[int, int], fewest: int) -> list[int]:

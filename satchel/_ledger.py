@@ -30,6 +30,7 @@ from ._sentences import (
     Split,
     _is_key,
     _sentence,
+    code_of,
     normalise,
     split_sentences,
 )
@@ -293,6 +294,9 @@ class Ledger:
         # line where it was first sent (see _keep_items_led_elsewhere)
         self._leads: dict[str, str] = {}
         self._unindexed: list[Iterable[str]] = []  # sentences sent since it was last asked
+        # the code each sent sentence that holds code holds, as written (see code_of): a
+        # sentence normalised alike but for its code's case or spacing is no repeat of it
+        self._code: dict[str, tuple[str, ...]] = {}
 
     def sent_whole(self, text: str) -> list[str]:
         """Where the sentences of ``text`` were sent (each source once, sorted), when every one
@@ -329,6 +333,8 @@ class Ledger:
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
         for k, where in cut.items():
             seen[k] = where
+        if self._code:  # (code was sent: most packs send none)
+            self._keep_other_code(text, split, seen)
         if own:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
@@ -365,6 +371,14 @@ class Ledger:
             return Fresh("", sent_in, (), text, split, tuple(seen), cut_sent, alone=joined)
         return Fresh(joined, sent_in, keys, text, split, tuple(seen), cut_sent)
 
+    def _keep_other_code(self, text: str, split: Split, seen: list[str | None]) -> None:
+        """Keep (set ``seen`` to None) each sentence sent before whose code differs from the
+        code sent under its normalised form (``ls -a`` where ``ls -A`` was sent)."""
+        code = self._code
+        for k, key in enumerate(split.normal):
+            if seen[k] is not None and key in code and code_of(_sentence(text, split, k)) != code[key]:
+                seen[k] = None
+
     def _said_before(self, split: Split, seen: list[str | None], itself: str) -> None:
         """Mark (as sent in ``itself``) each sentence of ``split`` long enough to be a repeat
         that the text has just said: the same sentence again, right after itself. (Apart,
@@ -379,6 +393,16 @@ class Ledger:
             if repeat == normal[k - 1] and seen[k] is None and repeat in keys:
                 if repeat not in refer_back and repeat not in questions:
                     seen[k] = itself
+
+    def _note_code(self, text: str, new: Sequence[str]) -> None:
+        """Note the code of each sentence of ``text`` first sent now (``new``, normalised)."""
+        split = self._cache.split(text)
+        for key in new:
+            # (a key given for the text, not of its split, as record allows: no code is noted)
+            if ("`" in key or "~" in key) and key in split.normal:
+                code = code_of(_sentence(text, split, split.normal.index(key)))
+                if code:
+                    self._code[key] = code
 
     def _note_context(self, normal: Sequence[str]) -> None:
         """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short
@@ -502,6 +526,8 @@ class Ledger:
         new = list(itertools.filterfalse(sent.__contains__, keys))
         for key in new:  # (most texts add two or three: a dict of them made and merged cost more)
             sent[key] = source_id
+        if ("`" in text or "~" in text) and new:  # (found in C: most texts hold no code)
+            self._note_code(text, new)
         if self._indexing:
             self._unindexed.append(new)
 

@@ -438,6 +438,26 @@ def _fenced(text: str, start: int = 0, end: int | None = None) -> bool:
     return text.find("```", start, end) != -1 or text.find("~~~", start, end) != -1
 
 
+#: a span of inline code (one backtick each side, on one line)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+
+
+def code_of(text: str) -> tuple[str, ...]:
+    """The code ``text`` holds, as written: its fenced blocks, then its spans of inline code
+    outside them, each without its lines' trailing whitespace or carriage returns; () for
+    text without a backtick or a tilde (most). Where normalising folds case and spaces,
+    code keeps them: ``ls -a`` is not ``ls -A``, nor two lines indented otherwise the same
+    program (they read as copies, and one version of the code was never sent)."""
+    if "`" not in text and "~" not in text:
+        return ()
+    blocks = _code_blocks(text)
+    parts = [text[start:end] for start, end in blocks]
+    outside = [0, *itertools.chain.from_iterable(blocks), len(text)]
+    for start, end in zip(outside[::2], outside[1::2], strict=True):
+        parts += _INLINE_CODE.findall(text, start, end)
+    return tuple("\n".join(line.rstrip() for line in part.splitlines()) for part in parts)
+
+
 def _code_blocks(text: str) -> list[tuple[int, int]]:
     """Where ``text``'s fenced code blocks lie, fence lines included: each from a fence to the
     next fence line of the same character, as long or longer and with nothing after it, or

@@ -1494,3 +1494,30 @@ def test_a_chunk_skipped_for_want_of_room_says_its_sentences_were_sent():
     # with room, the ledger itself says so
     roomy = satchel.pack([a, b, c], "When did the bridge open?", source_budget=400)
     assert roomy.entry("B").reason == "duplicate: every sentence was already sent (in A)"
+
+
+_PROGRAM = "```python\ndef f(x):\n    if x:\n        return 1\n    return 2\n```"
+_LISTING = (
+    "To list every file, hidden ones too, run `ls -a` in the folder you want to see. "
+    "It prints one name per column."
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (_PROGRAM, _PROGRAM.replace("\n    return 2", "\n        return 2")),  # another program
+        (_LISTING, _LISTING.replace("ls -a", "ls -A")),  # another command
+        (_LISTING, _LISTING.replace("`ls -a`", "`LS -A`")),
+    ],
+)
+def test_code_that_differs_in_case_or_spacing_is_sent_and_marked(first, second):
+    # (normalised, case and spacing fold: the second version read as a copy of the first, or
+    # its code as a sentence already sent, and the code it held never reached the prompt)
+    result = satchel.pack([{"id": "v1", "text": first}, {"id": "v2", "text": second}], "What do I run?")
+    assert result.entry("v2").status == "kept" and result.entry("v2").conflicts_with == ("v1",)
+    code = second[second.index("`") : second.rindex("`") + 1]
+    assert code in result.text  # (no & < > in it: as written)
+    # the same code with other prose around it is still a copy, and goes
+    copy = satchel.pack([{"id": "v1", "text": first}, {"id": "v2", "text": first.replace("To", "TO")}], "q")
+    assert copy.entry("v2").status == "dropped"
