@@ -18,6 +18,7 @@ from ._budget import Budget
 from ._chunk import Chunk, is_gap, plain
 from ._errors import InputError, PackError
 from ._models import get_model
+from ._sentences import normalise, split_sentences
 
 __all__ = [
     "ManifestEntry",
@@ -214,6 +215,51 @@ class PackResult:
     def trace(self) -> str:
         """A readable table of every candidate and the budget."""
         return format_trace(self.to_dict())
+
+    def explain(self, chunk_id: str) -> str:
+        """One candidate's story, for one looking for the answer it held: what happened to
+        it and why (as the trace words it), then each of its sentences and where the prompt
+        holds it: in its own source (that label), in another source (that label and "*":
+        a copy, or the same sentence sent there first), or nowhere ("-": left out, with
+        what the reason says). The trace counts what was removed; this shows which text,
+        whichever stage took it (the ledger, boilerplate, compression, no room)."""
+        entry = self.entry(chunk_id)
+        if entry.chunk is None:
+            raise InputError(f"candidate {chunk_id!r} was packed without its text; explain needs it")
+        labels = {e.id: e.label for e in self.manifest}
+        reason = entry.reason + _conflicts_note(entry.conflicts_with, labels)
+        where = entry.label or "not sent"
+        lines = [f"{entry.id}: {entry.status} at {entry.stage} ({where}): {reason}"]
+        # (matched normalised, as dedupe matches them, and without the stop at their end: a
+        # copy in other case, or ending in "!", holds the sentence too; a sentence of three
+        # words or more also inside one, where a window cut it)
+        sent = [
+            (source.label, normalise(source.text), _sentence_keys(source.text)) for source in self.sources
+        ]
+        own = entry.label
+        for start, end in split_sentences(entry.chunk.text):
+            sentence = entry.chunk.text[start:end]
+            key = _sentence_key(sentence)
+            inside = key.count(" ") >= 2
+            found = [label for label, text, keys in sent if key in keys or (inside and key in text)]
+            mark = own if own in found else f"{found[0]}*" if found else "-"
+            shown = " ".join(sentence.split())
+            lines.append(f"  {mark:<6} {shown if len(shown) <= 160 else shown[:159] + '…'}")
+        lines.append(
+            "  (each sentence: the label of its own source, another source's with *, or - where "
+            "the prompt does not hold it)"
+        )
+        return "\n".join(lines)
+
+
+def _sentence_key(sentence: str) -> str:
+    """A sentence as :meth:`PackResult.explain` matches it: normalised, without its stop."""
+    return normalise(sentence).rstrip(".!?;:…")
+
+
+def _sentence_keys(text: str) -> set[str]:
+    """The keys (see _sentence_key) of ``text``'s sentences."""
+    return {_sentence_key(text[start:end]) for start, end in split_sentences(text)}
 
 
 def canonical_json(data: Any) -> str:

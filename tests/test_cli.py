@@ -290,3 +290,31 @@ def test_chunk_says_what_is_missing(tmp_path, capsys, monkeypatch):
     doc.write_text("Some text.", "utf-8")
     code, _, err = run(capsys, "chunk", str(doc), "--max-tokens", "0")
     assert code == 2 and "max_tokens=0 must be a positive whole number of tokens" in err
+
+
+def test_pack_explain_prints_each_candidates_story(capsys):
+    assert (
+        main(
+            [
+                "pack",
+                "--example",
+                "--source-budget",
+                "300",
+                "--explain",
+                "plus-price-2026",
+                "--explain",
+                "lamp-setup#1",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    stories = out.split("\n\n")
+    assert len(stories) == 2
+    assert stories[0].startswith("plus-price-2026: kept at admit (S4)")
+    assert stories[1].startswith("lamp-setup#1: dropped at admit (not sent): does not fit")
+    assert main(["pack", "--example", "--explain", "plus-price-2062"]) == 2
+    assert capsys.readouterr().err == (
+        "satchel: error: --explain 'plus-price-2062': no candidate has that id; did you mean "
+        "'plus-price-2026'?\n"
+    )

@@ -1521,3 +1521,25 @@ def test_code_that_differs_in_case_or_spacing_is_sent_and_marked(first, second):
     # the same code with other prose around it is still a copy, and goes
     copy = satchel.pack([{"id": "v1", "text": first}, {"id": "v2", "text": first.replace("To", "TO")}], "q")
     assert copy.entry("v2").status == "dropped"
+
+
+def test_explain_shows_where_the_prompt_holds_each_sentence_of_a_candidate():
+    # (the trace counted what the ledger, boilerplate or compression took out of a chunk,
+    # never which text: one looking for the answer could not tell where it went)
+    from satchel.cli.pack import example_request
+
+    request = example_request()
+    result = satchel.pack(request["candidates"], request["question"], source_budget=300)
+    lines = result.explain("plus-price-2026").splitlines()
+    assert lines[0] == (
+        "plus-price-2026: kept at admit (S4): admitted without 1 sentence(s) already sent in "
+        "plus-price-2025; conflicts with plus-price-2025 (S3)"
+    )
+    assert lines[1:3] == ["  S4     Plus costs $3.99 a month.", "  S3*    There is no annual plan."]
+    # a copy dropped whole: each sentence found in its original's source, "!" or "."
+    copy = result.explain("returns-policy#3-copy").splitlines()
+    assert [line.split()[0] for line in copy[1:3]] == ["S2*", "S2*"]
+    # no room: none of it is in the prompt
+    assert [line.split()[0] for line in result.explain("lamp-setup#1").splitlines()[1:3]] == ["-", "-"]
+    with pytest.raises(satchel.InputError, match="no candidate 'nope'"):
+        result.explain("nope")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import decimal
+import difflib
 import json
 import math
 import os
@@ -379,6 +380,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "trace: a table of every candidate and the budget",
     )
     p.add_argument("--log", metavar="LOG", help="also append the pack to this JSONL manifest log")
+    p.add_argument(
+        "--explain",
+        metavar="ID",
+        action="append",
+        help="print, instead, what happened to candidate ID and where the prompt holds each of its "
+        "sentences (repeatable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -403,7 +411,19 @@ def run(args: argparse.Namespace) -> int:
         from ..log import append_log
 
         append_log(args.log, result)
-    if args.format == "text":
+    if args.explain:
+        known = [e.id for e in result.manifest]
+        for wanted in args.explain:
+            if wanted not in known:
+                close = difflib.get_close_matches(wanted, known, 1)
+                hint = (
+                    f"; did you mean {close[0]!r}?"
+                    if close
+                    else "; the ids are in --format trace's id column"
+                )
+                raise InputError(f"--explain {wanted!r}: no candidate has that id{hint}")
+        print("\n\n".join(map(result.explain, args.explain)))
+    elif args.format == "text":
         print(result.text)
     elif args.format == "messages":
         print(json.dumps(result.chat_messages(), indent=2, ensure_ascii=False))
