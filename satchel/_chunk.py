@@ -244,13 +244,33 @@ def _dataframe_gap(value: Any) -> bool:
     """Whether ``value`` is a dataframe's gap: NaN (in a column of text or numbers; numpy's
     float32 is no float subclass), or pandas' own, NaT (a column of dates: it passed for a
     date and reached the prompt as updated="NaT") and NA (shown as "<NA>"), told by their
-    type's name, without importing pandas."""
+    type's name, without importing pandas; or numpy's NaT (a column of dates as an array)."""
     if type(value).__name__ in _PANDAS_GAPS:
         return True
+    if _is_datetime64(value):
+        return str(value) == "NaT"
     return isinstance(value, numbers.Real) and not isinstance(value, int) and math.isnan(value)
 
 
 _PANDAS_GAPS = frozenset({"NaTType", "NAType"})
+
+
+def _is_datetime64(value: Any) -> bool:
+    """Whether ``value`` is numpy's date and time (told without importing numpy)."""
+    return type(value).__name__ == "datetime64" and type(value).__module__ == "numpy"
+
+
+def _numpy_date(value: Any) -> str:
+    """A numpy datetime64 as an ISO date: the date alone where its time is midnight (a column
+    of dates comes as nanoseconds: "2024-05-01T00:00:00.000000000"), else to the microsecond,
+    as Python's dates go."""
+    text = str(value)
+    day, _, time = text.partition("T")
+    if not time.strip("0:."):
+        return day
+    whole, _, fraction = time.partition(".")
+    fraction = fraction[:6].rstrip("0")
+    return f"{day}T{whole}{'.' + fraction if fraction else ''}"
 
 
 def is_gap(value: Any) -> bool:
@@ -495,6 +515,8 @@ def _normalise_updated(value: Any, cid: str) -> str | None:
         return value.isoformat()
     if isinstance(value, _dt.date):
         return value.isoformat()
+    if _is_datetime64(value):  # (a dataframe's dates through .to_numpy() or .values)
+        value = _numpy_date(value)
     if not isinstance(value, str):
         raise InputError(f"candidate {cid!r}: updated={_short(value)} must be an ISO date string or a date")
     text: str = value.strip()

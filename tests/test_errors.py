@@ -247,6 +247,26 @@ def test_a_dataframes_gaps_are_fields_not_given_and_its_numbers_stay_numbers():
     assert satchel.Chunk.from_dict(chunks[1]).updated is None
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("2024-05-01", "2024-05-01"),
+        ("2024-05-01T00:00:00.000000000", "2024-05-01"),  # (a column of dates: nanoseconds)
+        ("2024-05-01T10:30:05.123456789", "2024-05-01T10:30:05.123456"),
+        ("NaT", None),  # numpy's gap, as pandas' own
+    ],
+)
+def test_numpy_dates_are_dates(value, shown):
+    # (updated=np.datetime64(...), a dataframe's dates through .to_numpy(), was refused as
+    # "must be an ISO date string or a date")
+    np = pytest.importorskip("numpy")
+    result = satchel.pack(
+        [{"id": "a", "text": "Returns take 30 days.", "updated": np.datetime64(value)}], "q?"
+    )
+    assert result.entry("a").provenance.get("updated") == shown
+    assert dict(result.sources[0].attributes).get("updated") == shown
+
+
 def test_a_dataframe_given_whole_is_asked_for_as_records():
     # (iterated, a dataframe gives its column names: "got str: 'id'" said nothing of rows)
     class DataFrame:
