@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -485,9 +486,9 @@ class Ledger:
         longer = (self._tails if at_end else self._heads).holding(piece)
         for sentence in longer:
             if len(sentence) > n and (
-                not sentence[-n - 1].isalnum() and sentence.endswith(piece)
+                _parts_words(sentence[-n - 1]) and sentence.endswith(piece)
                 if at_end
-                else not sentence[n].isalnum() and sentence.startswith(piece)
+                else _parts_words(sentence[n]) and sentence.startswith(piece)
             ):
                 return self._sent[sentence]
         return None
@@ -530,6 +531,13 @@ class Ledger:
             self._note_code(text, new)
         if self._indexing:
             self._unindexed.append(new)
+
+
+def _parts_words(character: str) -> bool:
+    """Whether ``character``, standing where a piece of a sent sentence would end (or start),
+    parts two words there: no letter or digit, nor a symbol ("Rating: ★" read as cut from
+    "Rating: ★★★★★" at the second star, and the one-star rating went as already sent)."""
+    return not character.isalnum() and unicodedata.category(character)[0] != "S"
 
 
 class _Edges:

@@ -1543,3 +1543,28 @@ def test_explain_shows_where_the_prompt_holds_each_sentence_of_a_candidate():
     assert [line.split()[0] for line in result.explain("lamp-setup#1").splitlines()[1:3]] == ["-", "-"]
     with pytest.raises(satchel.InputError, match="no candidate 'nope'"):
         result.explain("nope")
+
+
+def test_a_rating_in_fewer_stars_is_no_piece_cut_from_a_longer_one():
+    # ("Rating of the lamp: ★" read as the start of "Rating of the lamp: ★★★★★", cut there
+    # by a window, and the one-star rating went as a sentence already sent)
+    chunks = [
+        {"id": "five", "text": "Rating of the lamp: ★★★★★", "score": 1.0},
+        {"id": "one", "text": "Rating of the lamp: ★", "score": 0.9},
+    ]
+    result = satchel.pack(chunks, "How is the lamp rated?")
+    assert result.entry("one").status == "kept" and result.entry("one").conflicts_with == ("five",)
+    # a piece a window cut at a space still goes
+    cut = [
+        {
+            "id": "whole",
+            "text": "The bridge opened to traffic in the spring of 1932 after years of work.",
+            "score": 1,
+        },
+        {"id": "piece", "text": "The bridge opened to traffic in the spring of", "score": 0.9},
+    ]
+    assert (
+        satchel.pack(cut, "When?")
+        .entry("piece")
+        .reason.startswith("duplicate: every sentence was already sent")
+    )
