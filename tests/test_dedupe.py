@@ -789,10 +789,7 @@ def test_a_symbol_replaced_by_another_is_a_changed_detail(symbol, other):
         "Support is available by phone and email during business hours. The limit applies "
         "only when x {} 5 holds for the reading. Customers should keep the receipt for any claim."
     )
-    a, b = text.format(symbol), text.format(other)
-    assert difference(a, b) == "detail"
-    report = find_duplicates([a, b])
-    assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of
+    a = _versions_conflict(text, symbol, other)
     # spaced or stopped another way, the same symbols are still an edit
     assert difference(a, a.replace(f"x {symbol} 5", f"x {symbol} 5,")) is None
 
@@ -815,10 +812,17 @@ def test_an_address_replaced_by_another_is_a_changed_detail(address, other):
         "settings. Download the latest firmware from {} before you start. Keep the lamp "
         "plugged in while it updates, and do not switch it off."
     )
-    a, b = text.format(address), text.format(other)
+    _versions_conflict(text, address, other)
+
+
+def _versions_conflict(template: str, mine: str, theirs: str) -> str:
+    """Assert that ``template`` filled with ``mine`` and with ``theirs`` differ in a detail: both
+    stay, marked conflicting with each other. Returns the first version."""
+    a, b = template.format(mine), template.format(theirs)
     assert difference(a, b) == "detail"
     report = find_duplicates([a, b])
     assert report.conflicts == {0: (1,), 1: (0,)} and not report.duplicate_of
+    return a
 
 
 @pytest.mark.parametrize(
