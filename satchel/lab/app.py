@@ -706,6 +706,31 @@ def create_app(
 
         return await run_in_threadpool(run)
 
+    @app.post("/api/explain")
+    async def explain(request: Request) -> dict[str, Any]:
+        # One candidate of the pack the page shows: what happened to it, and where the prompt
+        # holds each of its sentences (PackResult.whereabouts), for the Trace tab's row.
+        body = await body_of(request)
+        candidates, question, opts = _pack_args(body, model=await default_model(request))
+        wanted = body.get("id")
+        if not isinstance(wanted, str):
+            raise InputError("'id' must be the id of a candidate (a string), the one to explain")
+
+        def run() -> dict[str, Any]:
+            result = _pack(candidates, question, opts)
+            rows = result.whereabouts(wanted)
+            entry = result.entry(wanted)
+            return {
+                "id": entry.id,
+                "status": entry.status,
+                "stage": entry.stage,
+                "label": entry.label,
+                "reason": trace_reasons(result.to_dict())[entry.id],
+                "sentences": [{"where": where, "text": text} for where, text in rows],
+            }
+
+        return await run_in_threadpool(run)
+
     @app.post("/api/compare")
     async def compare(request: Request) -> dict[str, Any]:
         body = await body_of(request)

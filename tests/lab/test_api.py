@@ -861,3 +861,15 @@ def test_a_server_url_beside_a_local_model_is_refused(tmp_path, capsys):
             "openai:NAME); --model local runs in this process: leave out one of the two"
         )
     )
+
+
+def test_explain_gives_one_candidates_sentences_and_where_each_went(client, example):
+    body = {**example, "options": {"source_budget": 300}, "id": "plus-price-2026"}
+    data = client.post("/api/explain", json=body).json()
+    result = satchel.pack(example["candidates"], example["question"], source_budget=300)
+    assert data["sentences"] == [{"where": w, "text": t} for w, t in result.whereabouts("plus-price-2026")]
+    assert (data["status"], data["label"]) == ("kept", "S4")
+    assert data["reason"] == result.explain("plus-price-2026").splitlines()[0].split("(S4): ", 1)[1]
+    missing = client.post("/api/explain", json={**body, "id": "nope"})
+    assert missing.status_code == 400 and "no candidate 'nope'" in missing.json()["error"]
+    assert client.post("/api/explain", json={**body, "id": 3}).status_code == 400

@@ -839,3 +839,23 @@ def test_long_ids_wrap_in_their_chips(open_lab, url):
         "cs => cs.map(c => c.getBoundingClientRect().right - c.parentElement.getBoundingClientRect().right)"
     )
     assert overflow and max(overflow) <= 0.5
+
+
+def test_a_trace_row_shows_where_each_of_its_sentences_went(open_lab, url):
+    # (the trace counted what the ledger or a copy took out of a chunk, never which text)
+    page, expected = edges_at_300(open_lab, url)
+    page.get_by_role("tab", name="Trace").click()
+    dropped = next(e for e in expected.manifest if e.status == "dropped" and e.reason.startswith("duplicate"))
+    for entry in (dropped, next(e for e in expected.manifest if e.sentences_removed and e.status == "kept")):
+        page.click(f'#trace-table tbody tr[data-id="{entry.id}"]')
+        page.wait_for_selector("#trace-explain .explain-sentences", timeout=WAIT_MS)
+        page.wait_for_function(
+            "id => document.querySelector('#trace-explain b').textContent === id",
+            arg=entry.id,
+            timeout=WAIT_MS,
+        )
+        rows = page.locator("#trace-explain li").evaluate_all(
+            "ls => ls.map(l => [l.dataset.where, l.lastChild.textContent])"
+        )
+        assert [tuple(r) for r in rows] == expected.whereabouts(entry.id)
+        assert any(where != entry.label for where, _ in rows)  # (something went elsewhere, or nowhere)

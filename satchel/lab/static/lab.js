@@ -38,6 +38,7 @@ const state = {
   result: null,         // the last PackResult.to_dict()
   reasons: {},          // each id's reason as the CLI trace words it (trace_reasons)
   countsNote: null,     // how exact the counts are when another model answers (counts_note)
+  explainSeq: 0,        // the last row explained (an older answer is dropped)
   stale: false,         // the last pack was refused: what is shown is an older one
   seq: 0,
 };
@@ -318,8 +319,37 @@ function provenanceText(p) {
   return parts.length ? parts.join(" · ") : null;
 }
 
+/** Under the table, what happened to candidate ``id`` and where the prompt holds each of its
+ * sentences (its own source's label, another's with *, or - where it does not): the trace
+ * counts what a stage took out of a chunk; this shows which text. */
+async function explainRow(id) {
+  const box = $("#trace-explain");
+  const seq = ++state.explainSeq;
+  box.hidden = false;
+  clear(box).append(el("p", { class: "note" }, `explaining ${id}…`));
+  let data;
+  try {
+    data = await api("/api/explain", { ...request(), id });
+  } catch (err) {
+    if (seq === state.explainSeq) clear(box).append(el("p", { class: "error" }, err.message));
+    return;
+  }
+  if (seq !== state.explainSeq) return;  // (another row was picked meanwhile)
+  clear(box).append(
+    el("p", { class: "explain-head" }, el("b", {}, data.id), `: ${data.status} at ${data.stage} (${data.label || "not sent"}): ${data.reason}`),
+    el("ol", { class: "explain-sentences" }, ...data.sentences.map((s) =>
+      el("li", { "data-where": s.where },
+        el("span", { class: `where ${s.where === "-" ? "none" : s.where.endsWith("*") ? "other" : "own"}` }, s.where),
+        s.text))),
+    el("p", { class: "note" }, "Each sentence: the label of its own source, another source's with *, or – where the prompt does not hold it."),
+  );
+}
+
 function renderTrace(result) {
   renderBudget(result);
+  state.explainSeq++;  // (a row's explanation belongs to the pack it was asked of)
+  const explained = $("#trace-explain");
+  clear(explained).hidden = true;
   const tbody = clear($("#trace-table tbody"));
   for (const e of tableOrder(result)) {
     const comp = e.compression;
@@ -329,9 +359,10 @@ function renderTrace(result) {
       if (typeof r === "number" && Number.isFinite(r)) ratio = r.toFixed(2);
     }
     const reason = state.reasons[e.id] ?? e.reason;
-    // a kept row shows its source in the prompt: by click, or by Enter or Space when focused
-    const row = el("tr", { class: e.status, "data-id": e.id, "data-label": e.label || "",
-      tabindex: e.label ? "0" : null, title: e.label ? `show ${e.label} in the prompt` : null },
+    // a row shows where each sentence of its candidate went, and a kept row its source in the
+    // prompt: by click, or by Enter or Space when focused
+    const row = el("tr", { class: e.status, "data-id": e.id, "data-label": e.label || "", tabindex: "0",
+      title: (e.label ? `show ${e.label} in the prompt, and ` : "show ") + "where each of its sentences went" },
       el("td", { class: "n" }, e.position ?? "–"),
       el("td", {}, e.label ? el("span", { class: `tag src-${(e.position - 1) % 6}` }, e.label) : "–"),
       el("td", { class: "id", title: provenanceText(e.provenance) }, e.id),
@@ -344,14 +375,16 @@ function renderTrace(result) {
       el("td", { class: "n" }, ratio || "–"),
       el("td", { class: "n" }, e.rank),
     );
-    if (e.label) {
-      row.addEventListener("click", () => focusSource(e.label));
-      row.addEventListener("keydown", (ev) => {
-        if (ev.key !== "Enter" && ev.key !== " ") return;
-        ev.preventDefault();
-        focusSource(e.label);
-      });
-    }
+    const pick = () => {
+      if (e.label) focusSource(e.label);
+      explainRow(e.id);
+    };
+    row.addEventListener("click", pick);
+    row.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" && ev.key !== " ") return;
+      ev.preventDefault();
+      pick();
+    });
     tbody.append(row);
   }
   const k = kept(result).length;
