@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import satchel
@@ -222,3 +224,51 @@ def test_an_unknown_model_says_how_to_give_a_window_its_tokenizer():
     window = ContextWindow("llama-3", tokenizer="o200k_base")
     window.add_block("Hello there.", Priority.HIGH, "q")
     assert window.assemble(max_tokens=100) == "Hello there."
+
+
+def _seed_usage_code(seed: str) -> str:
+    """Seed 004's Python usage example, as written, importing from Satchel."""
+    code = seed.split("\nPython\n\n", 1)[1].split("\n\nTypeScript\n", 1)[0]
+    assert code.startswith("from llm_context_forge import ContextWindow, Priority\n")
+    return code.replace("from llm_context_forge import", "from satchel import", 1)
+
+
+def test_the_seeds_usage_example_runs_as_written(seed_text, capsys):
+    # Seed 004's own code (not a copy of it), with documents sized so that two fill the
+    # window, prints the ids of its best practice 2, read from the seed too.
+    seed = seed_text("004")
+    code = _seed_usage_code(seed)
+    best_practice = re.findall(r"^   (Included|Excluded): (.+)$", seed, re.M)
+    assert [k for k, _ in best_practice] == ["Included", "Excluded"]
+    expected = {k: v.split(", ") for k, v in best_practice}
+
+    class Doc:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    for size in range(3990, 0, -1):
+        capsys.readouterr()
+        scope = {"retrieved_documents": [Doc(" node" * size) for _ in range(4)]}
+        exec(compile(code, "seed 004 usage", "exec"), scope)  # noqa: S102 (the seed's own example)
+        if "rag_1" in scope["stats"].included:
+            break
+    printed = capsys.readouterr().out.splitlines()
+    stats, window, prompt = scope["stats"], scope["window"], scope["final_prompt"]
+    assert list(stats.included) == expected["Included"]
+    assert list(stats.excluded) == expected["Excluded"]
+    assert printed == [
+        f"Included: {', '.join(expected['Included'])} blocks",
+        f"Excluded: {', '.join(expected['Excluded'])} blocks",
+        f"Tokens used: {window.count_tokens(prompt)}",
+    ]
+    assert stats.tokens_used <= 8000
+
+
+def test_the_seeds_priority_table(seed_text):
+    # the names and numbers of seed 004's table, and the TypeScript example's plain numbers
+    rows = re.findall(r"^(CRITICAL|HIGH|MEDIUM|LOW)\t(\d)\t", seed_text("004"), re.M)
+    assert [(p.name, p.value) for p in Priority] == [(name, int(n)) for name, n in rows]
+    for name, n in rows:
+        window = ContextWindow("gpt-4o")
+        window.add_block("Text.", int(n), "b")
+        assert window.blocks[0].priority is Priority[name]
