@@ -324,6 +324,41 @@ def test_uncompressed_sends_originals_when_full_compresses():
     assert "equals (a)" not in render_report(result)
 
 
+class NeedsTheWholeText(FakeClient):
+    """Answers right only from the gold text as it was retrieved: the sentence its answer
+    rests on is one that compression takes out (seed 003's "fluent, plausible, and wrong in
+    exactly one detail")."""
+
+    def complete(self, messages, *, max_tokens=256, temperature=0.0):
+        self.calls.append(messages)
+        whole = "Sentence 11 is filler" in messages[-1]["content"]
+        return Answer("Paris [S2]" if whole else "Lyon [S1]", "fake", None, None, 0.01, "stop")
+
+
+def test_ladder_compression_is_the_loss_channel_when_uncompressed_beats_full():
+    # Seed 003: "If (d) beats (a), compression is the loss channel. Look at what the
+    # summarizer dropped, and route high-risk evidence (numbers, negations, identifiers)
+    # verbatim while compressing only the low-risk material."
+    result = run_ablation(
+        [compressible(f"c{i}") for i in range(6)],
+        NeedsTheWholeText(),
+        permutations=0,
+        model="gpt-4o",
+        source_budget=80,
+        compress=True,
+    )
+    assert (result.summary("full").accuracy, result.summary("uncompressed").accuracy) == (0.0, 1.0)
+    rung = rungs(result)["compression is the loss channel"]
+    assert rung.holds is True and rung.verdict == "holds"
+    assert "uncompressed 100% vs full 0%" in rung.finding and "not significant" not in rung.finding
+    assert rung.numbers["uncompressed_only_correct"] == 6 and rung.numbers["significant"]
+    assert rung.action == (
+        "Look at what compression dropped; send numbers, negations and identifiers verbatim and "
+        "compress only low-risk material."
+    )
+    assert "**compression is the loss channel (uncompressed vs full): HOLDS.**" in render_report(result)
+
+
 def test_scores_per_variant():
     row = ablate_query(query(gold_rank=2), FakeClient("first"), permutations=0, model="gpt-4o")
     full, top1, rev = row.run("full"), row.run("top1"), row.run("reversed")
