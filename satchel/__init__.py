@@ -6,7 +6,7 @@ one of them in a manifest::
 
     import satchel
     result = satchel.pack(chunks, "How long do I have to return a lamp?", model="gpt-4o")
-    result.messages   # [{"role": "system", ...}, {"role": "user", ...}]
+    result.messages   # ({"role": "system", ...}, {"role": "user", ...}): a tuple
     result.labels     # {"S1": "returns-policy#1", ...}
     result.manifest   # one entry per candidate: kept or dropped, and why
 """

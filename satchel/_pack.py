@@ -1122,7 +1122,8 @@ def pack(
 
     ``options`` are those of :class:`Packer`: ``model``, ``context_window``,
     ``tokenizer``, ``reserve_answer``, ``reserve_other``, ``source_budget``,
-    ``order`` (``relevance``, ``edges``, ``chronological``), ``dedupe``,
+    ``order`` (``relevance``, ``edges``, ``chronological``, and seed 003's
+    ``query-adjacent`` and ``edge-anchored``), ``dedupe``,
     ``near_duplicate``, ``max_sources``, ``max_chunk_tokens``, ``metadata``,
     ``message_overhead`` and ``reply_overhead``.
     """

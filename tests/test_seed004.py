@@ -272,3 +272,14 @@ def test_the_seeds_priority_table(seed_text):
         window = ContextWindow("gpt-4o")
         window.add_block("Text.", int(n), "b")
         assert window.blocks[0].priority is Priority[name]
+
+
+def test_included_blocks_are_joined_in_the_order_added_not_by_priority():
+    # A deliberate difference from seed 004's step 4 (README): admitted by priority, joined as
+    # added, so a question added after its documents stays last (seed 001).
+    window = ContextWindow("gpt-4o")
+    window.add_block("Sys.", Priority.CRITICAL, "system")
+    window.add_block("Doc one.", Priority.MEDIUM, "rag_0")
+    window.add_block("Question?", Priority.HIGH, "query")
+    assert window.assemble(max_tokens=100) == "Sys.\n\nDoc one.\n\nQuestion?"
+    assert window.usage().included == ("system", "rag_0", "query")
