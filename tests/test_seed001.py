@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import satchel
+from satchel.cli import main
 
 
 def words(text: str) -> int:
@@ -251,3 +252,22 @@ def test_the_final_payload():
     assert result.messages[0] == {"role": "system", "content": system}
     assert result.messages[1]["role"] == "user"
     assert result.labels == {"S1": "returns-policy#1", "S2": "returns-policy#3"}
+
+
+def test_the_final_payload_from_the_command_line(tmp_path, capsys):
+    # `satchel pack FILE` prints the seed's payload, byte for byte, and its messages
+    request = {
+        "candidates": PAYLOAD_SOURCES,
+        "question": PAYLOAD_QUESTION,
+        "system": "\n".join(PAYLOAD_SYSTEM),
+    }
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    assert main(["pack", str(path)]) == 0
+    assert capsys.readouterr().out == PAYLOAD + "\n"
+    assert main(["pack", str(path), "--format", "messages"]) == 0
+    system, user = PAYLOAD.removeprefix("SYSTEM\n").split("\n\nUSER\n")
+    assert json.loads(capsys.readouterr().out) == [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
