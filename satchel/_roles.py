@@ -36,12 +36,15 @@ DEFAULT_ROLE_CAPS: Mapping[str, int | float | None] = {
 }
 
 
-#: Seed 003's whole policy as pack() options: strip boilerplate, cap by role,
+#: Seed 003's whole policy as pack() options: strip boilerplate, cap by role, the decisive item first,
 #: compress only what overflows. ``satchel.pack(chunks, q, **satchel.EVIDENCE_POLICY)``.
 EVIDENCE_POLICY: Mapping[str, object] = {
     "strip_boilerplate": True,
     "role_caps": DEFAULT_ROLE_CAPS,
     "compress": True,
+    # step 6: "Anchor the decisive item at an edge, place supporting material in the middle"
+    # (in relevance order a chunk tagged decisive that ranked third went third)
+    "order": "edge-anchored",
 }
 
 

@@ -859,3 +859,25 @@ def test_compression_never_keeps_a_sentence_without_the_one_that_turns_on_it(tex
     units = [text[a:b] for a, b in satchel.split_sentences(text)]
     for cap, sent in _sent_under_every_cap(text):
         assert (units[1] in sent) == (units[2] in sent), (cap, sent)
+
+
+def test_the_evidence_policy_anchors_the_decisive_item_first():
+    # (seed 003's step 6, "anchor the decisive item at an edge": the preset kept relevance
+    # order, and a chunk its caller tagged decisive that ranked third went third)
+    chunks = [
+        {"id": "a", "text": "Plus includes early access to new lamps.", "score": 0.9, "role": "supporting"},
+        {
+            "id": "b",
+            "text": "Plus members get free shipping on every order.",
+            "score": 0.8,
+            "role": "background",
+        },
+        {"id": "c", "text": "Plus costs $3.99 a month since March 2026.", "score": 0.7, "role": "decisive"},
+    ]
+    result = satchel.pack(chunks, "How much does Plus cost?", **satchel.EVIDENCE_POLICY)
+    assert [e.id for e in result.kept] == ["c", "a", "b"] and result.labels["S1"] == "c"
+    assert result.config["order"] == "edge-anchored"
+    other = satchel.pack(
+        chunks, "How much does Plus cost?", **{**satchel.EVIDENCE_POLICY, "order": "relevance"}
+    )
+    assert [e.id for e in other.kept] == ["a", "b", "c"]

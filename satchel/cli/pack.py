@@ -227,7 +227,8 @@ def add_pack_options(p: argparse.ArgumentParser) -> None:
     policy.add_argument(
         "--policy",
         choices=["evidence"],
-        help="evidence: strip boilerplate, cap by role, compress only what overflows",
+        help="evidence: strip boilerplate, cap by role, decisive first (edge-anchored), compress "
+        "only what overflows",
     )
     policy.add_argument("--compress", action="store_true", help="compress what overflows (extractive)")
     policy.add_argument(
