@@ -58,12 +58,19 @@ linear, about 2.5 to 3 times per doubling):
   version is compared with the best-ranked eight it meets, and the alignment, which
   judged most of them, is left to pairs that are not versions of one sentence (12 s at
   10,000; see _dedupe._details_apart).
+- ``chunker-cjk`` and ``chunker-base64``: DocumentChunker("gpt-4o", max_tokens=256) over one
+  document without spaces (Chinese without punctuation; a base64 blob), so every chunk is cut
+  between characters: the search for each cut halved a range of max_tokens x 128 characters,
+  counting 16,000 of them, then 8,000, ... for a piece of a few hundred (45 to 100 times a
+  tokenizer pass: 5.9 s at 125,000 characters of Chinese); it now gallops up from the start
+  (see chunking._last_fitting).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import random
 import re
 import sys
 import tracemalloc
@@ -80,6 +87,8 @@ from satchel._tokens import TiktokenTokenizer  # noqa: E402
 
 QUESTION = "What did the committee decide about the price in 1999?"
 _WORD = re.compile(r"\S+")
+_HAN = "东京都是日本的首都人口约一千四百万该市位于本州岛东部是世界上最大的都市圈之一经济文化中心"
+_BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
 def prose() -> str:
@@ -215,6 +224,13 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         options = {"compress": True, "source_budget": 8_000, "model": "gpt-4.1"}
         return [t], lambda: satchel.pack([{"id": "t", "text": t}], QUESTION, **options)
 
+    def chunker(n: int, alphabet: str) -> tuple[list[str], Callable[[], Any]]:
+        """One document of ``n`` characters drawn from ``alphabet`` (no spaces), chunked."""
+        rng = random.Random(0)
+        doc = "".join(rng.choices(alphabet, k=n))
+        cutter = satchel.DocumentChunker("gpt-4o", max_tokens=256)
+        return [doc], lambda: cutter.chunk(doc, "doc")
+
     return {
         "long-word": ([4_000, 8_000, 16_000, 32_000, 64_000], long_word),
         "no-5": ([125_000, 250_000, 500_000, 1_000_000], no_5),
@@ -236,6 +252,11 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "common-endings": ([2_000, 4_000, 8_000, 16_000], common_endings),
         "templated-versions": ([1_000, 2_000, 4_000, 8_000], templated_versions),
         "catalogue": ([1_000, 2_000, 4_000, 8_000], catalogue),
+        "chunker-cjk": ([62_500, 125_000, 250_000, 500_000], functools.partial(chunker, alphabet=_HAN)),
+        "chunker-base64": (
+            [125_000, 250_000, 500_000, 1_000_000],
+            functools.partial(chunker, alphabet=_BASE64),
+        ),
     }
 
 

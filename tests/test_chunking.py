@@ -110,6 +110,21 @@ def test_a_sentence_longer_than_max_tokens_is_cut_between_words_and_a_word_betwe
     assert sum(c.text in blob for c in chunks) > 1  # (cut inside the word)
 
 
+def test_a_word_is_cut_into_the_longest_pieces_that_fit_counting_little_more_than_them():
+    # (a tokenizer of one token a character: each piece is max_tokens characters; the search
+    # for each cut counts pieces about as long as it, not max_tokens * 128 characters first)
+    counted = []
+
+    def characters(text: str) -> int:
+        counted.append(len(text))
+        return len(text)
+
+    word = "".join(chr(0x4E00 + (k * 7919) % 20000) for k in range(20_000))  # (CJK, no spaces)
+    chunks = DocumentChunker("in-house", max_tokens=50, tokenizer=characters).chunk(word, "d")
+    assert [len(c.text) for c in chunks] == [50] * 400
+    assert sum(counted) < 20 * len(word)  # (halving the whole range first: 256 times)
+
+
 def test_chunks_fit_the_tokenizer_of_the_model_they_are_for():
     for model, tokenizer in (("gpt-4", CL100K), ("gpt-4o", O200K)):
         check(DocumentChunker(model, max_tokens=25).chunk(MANUAL, "m"), MANUAL, 25, 0, tokenizer)
