@@ -58,6 +58,10 @@ linear, about 2.5 to 3 times per doubling):
   version is compared with the best-ranked eight it meets, and the alignment, which
   judged most of them, is left to pairs that are not versions of one sentence (12 s at
   10,000; see _dedupe._details_apart).
+- ``compress-capped``: compress=True with every role capped at 100 tokens, over windows of
+  3,000 characters of prose (each compressed): each sentence's words were compared with every
+  question term for a form of it (a third of compression's time); now only with the terms that
+  open alike (see _represent._about);
 - ``chunker-cjk`` and ``chunker-base64``: DocumentChunker("gpt-4o", max_tokens=256) over one
   document without spaces (Chinese without punctuation; a base64 blob), so every chunk is cut
   between characters: the search for each cut halved a range of max_tokens x 128 characters,
@@ -224,6 +228,16 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         options = {"compress": True, "source_budget": 8_000, "model": "gpt-4.1"}
         return [t], lambda: satchel.pack([{"id": "t", "text": t}], QUESTION, **options)
 
+    def compress_capped(n: int) -> tuple[list[str], Callable[[], Any]]:
+        """``n`` windows of 3,000 characters, every role capped at 100 tokens (each compressed)."""
+        cands = [
+            {"id": f"p{i}", "text": text[3000 * i : 3000 * (i + 1)].strip(), "score": 1 - i / n}
+            for i in range(n)
+        ]
+        caps = dict.fromkeys(("decisive", "supporting", "background"), 100)
+        options = {"compress": True, "role_caps": caps, "source_budget": 400_000, "model": "gpt-4.1"}
+        return [c["text"] for c in cands], lambda: satchel.pack(cands, QUESTION, **options)
+
     def chunker(n: int, alphabet: str) -> tuple[list[str], Callable[[], Any]]:
         """One document of ``n`` characters drawn from ``alphabet`` (no spaces), chunked."""
         rng = random.Random(0)
@@ -252,6 +266,7 @@ def shapes(text: str) -> dict[str, tuple[list[int], Callable[[int], tuple[list[s
         "common-endings": ([2_000, 4_000, 8_000, 16_000], common_endings),
         "templated-versions": ([1_000, 2_000, 4_000, 8_000], templated_versions),
         "catalogue": ([1_000, 2_000, 4_000, 8_000], catalogue),
+        "compress-capped": ([100, 200, 400], compress_capped),
         "chunker-cjk": ([62_500, 125_000, 250_000, 500_000], functools.partial(chunker, alphabet=_HAN)),
         "chunker-base64": (
             [125_000, 250_000, 500_000, 1_000_000],

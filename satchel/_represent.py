@@ -121,7 +121,27 @@ def _alike(word: str, term: str) -> bool:
 
 def _about(words: set[str], terms: frozenset[str]) -> bool:
     """Whether the words of a sentence hold a question term, in any form (see _alike)."""
-    return not words.isdisjoint(terms) or any(_alike(w, t) for w in words for t in terms)
+    if not words.isdisjoint(terms):
+        return True
+    # (a word alike but not equal to a term shares its first four letters: only those terms
+    # are compared, not every word with every term, which was a third of compression's time)
+    by_opening = _terms_by_opening(terms)
+    if by_opening:
+        for word in words:
+            alike = by_opening.get(word[:4]) if len(word) >= 4 else None
+            if alike is not None and any(_alike(word, term) for term in alike):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _terms_by_opening(terms: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """The ``terms`` of four letters or more by their first four (see _about)."""
+    out: dict[str, list[str]] = {}
+    for term in sorted(terms):
+        if len(term) >= 4:
+            out.setdefault(term[:4], []).append(term)
+    return {opening: tuple(group) for opening, group in out.items()}
 
 
 def _protected(unit: str, words: set[str], about: bool, terms: frozenset[str], after: bool) -> bool:
