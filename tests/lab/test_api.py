@@ -499,15 +499,9 @@ def test_a_server_model_satchel_does_not_know_is_said_at_start_with_the_fix(tmp_
         assert lab_err.startswith("satchel: error: --pack-model gpt-5x: Satchel does not know 'gpt-5x'")
 
 
-def test_a_request_that_names_no_model_is_packed_for_the_pack_model(example):
+def test_a_request_that_names_no_model_is_packed_for_the_pack_model(example, stand_in_lab):
     # --pack-model, as for satchel ablate; /api/ask, /api/pack and /api/ablate alike
-    class Qwen(FakeModel):
-        model = "qwen2.5-7b-instruct"
-
-    app = create_app(
-        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
-    )
-    lab = TestClient(app)
+    lab = TestClient(stand_in_lab(FakeModel))
     assert lab.get("/api/options").json()["defaults"]["model"] == "gpt-4-32k"
     body = {"candidates": example["candidates"], "question": example["question"]}
     expected = satchel.pack(example["candidates"], example["question"], model="gpt-4-32k").to_dict()
@@ -814,16 +808,9 @@ def test_a_bad_model_option_is_refused_at_start_in_its_own_terms(options, said, 
     assert said in capsys.readouterr().err
 
 
-def test_the_trace_says_whose_counts_are_exact_when_a_stand_in_is_packed_for(example):
+def test_the_trace_says_whose_counts_are_exact_when_a_stand_in_is_packed_for(example, stand_in_lab):
     # (packed for --pack-model gpt-4-32k while qwen answered, the trace called the counts exact)
-    class Qwen(FakeModel):
-        model = "qwen2.5-7b-instruct"
-
-    lab = TestClient(
-        create_app(
-            model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
-        )
-    )
+    lab = TestClient(stand_in_lab(FakeModel))
     body = {"candidates": example["candidates"], "question": example["question"], "trace": True}
     note = (
         "exact for gpt-4-32k; qwen2.5-7b-instruct, which answers, counts its own tokens: an estimate for it"

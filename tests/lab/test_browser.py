@@ -600,16 +600,10 @@ def test_a_role_cap_of_1_0_is_the_whole_budget_from_a_file_or_typed(open_lab, ur
     assert lab.errors == []
 
 
-def test_the_model_field_starts_at_the_model_the_lab_packs_for(open_lab):
+def test_the_model_field_starts_at_the_model_the_lab_packs_for(open_lab, stand_in_lab):
     # (`satchel lab --model openai:qwen2.5-7b-instruct` packed for gpt-4o, a 128k window; with
     # --pack-model, as for satchel ablate, the page starts at that model and packs for it)
-    class Qwen(FakeModel):
-        model = "qwen2.5-7b-instruct"
-
-    app = create_app(
-        model="openai:qwen2.5-7b-instruct", client_factory=lambda spec: Qwen(), pack_model="gpt-4-32k"
-    )
-    server = serve(app)
+    server = serve(stand_in_lab(FakeModel))
     try:
         lab = open_lab(next(server))
         page = lab.page
