@@ -221,12 +221,10 @@ class PackResult:
         it and why (as the trace words it), then each of its sentences and where the prompt
         holds it (see :meth:`whereabouts`). The trace counts what was removed; this shows
         which text, whichever stage took it (the ledger, boilerplate, compression, no room)."""
-        rows = self.whereabouts(chunk_id)
         entry = self.entry(chunk_id)
-        labels = {e.id: e.label for e in self.manifest}
-        reason = entry.reason + _conflicts_note(entry.conflicts_with, labels)
-        lines = [f"{entry.id}: {entry.status} at {entry.stage} ({entry.label or 'not sent'}): {reason}"]
-        for mark, sentence in rows:
+        where = entry.label or "not sent"
+        lines = [f"{entry.id}: {entry.status} at {entry.stage} ({where}): {worded_reason(self, entry)}"]
+        for mark, sentence in _whereabouts(self, entry):
             shown = " ".join(sentence.split())
             lines.append(f"  {mark:<6} {shown if len(shown) <= 160 else shown[:159] + '…'}")
         lines.append(
@@ -239,23 +237,31 @@ class PackResult:
         """Each sentence of candidate ``chunk_id``'s text, in order, with where the prompt holds
         it: the label of its own source ("S2"), another source's label and "*" ("S1*": a copy,
         or the same sentence sent there first), or "-" (left out; its reason says why)."""
-        entry = self.entry(chunk_id)
-        if entry.chunk is None:
-            raise InputError(f"candidate {chunk_id!r} was packed without its text; it cannot be explained")
-        # (matched normalised, as dedupe matches them, and without the stop at their end: a
-        # copy in other case, or ending in "!", holds the sentence too; a sentence of three
-        # words or more also inside one, where a window cut it)
-        sent = [
-            (source.label, normalise(source.text), _sentence_keys(source.text)) for source in self.sources
-        ]
-        rows = []
-        for start, end in split_sentences(entry.chunk.text):
-            sentence = entry.chunk.text[start:end]
-            key = _sentence_key(sentence)
-            inside = key.count(" ") >= 2
-            found = [label for label, text, keys in sent if key in keys or (inside and key in text)]
-            rows.append((entry.label if entry.label in found else f"{found[0]}*" if found else "-", sentence))
-        return rows
+        return _whereabouts(self, self.entry(chunk_id))
+
+
+def worded_reason(result: PackResult, entry: ManifestEntry) -> str:
+    """``entry``'s reason as the trace shows it (see trace_reasons), without the whole dict."""
+    labels = {e.id: e.label for e in result.manifest}
+    return entry.reason + _conflicts_note(entry.conflicts_with, labels)
+
+
+def _whereabouts(result: PackResult, entry: ManifestEntry) -> list[tuple[str, str]]:
+    """:meth:`PackResult.whereabouts` of the candidate ``entry`` tells of."""
+    if entry.chunk is None:
+        raise InputError(f"candidate {entry.id!r} was packed without its text; it cannot be explained")
+    # (matched normalised, as dedupe matches them, and without the stop at their end: a copy
+    # in other case, or ending in "!", holds the sentence too; a sentence of three words or
+    # more also inside one, where a window cut it)
+    sent = [(source.label, normalise(source.text), _sentence_keys(source.text)) for source in result.sources]
+    rows = []
+    for start, end in split_sentences(entry.chunk.text):
+        sentence = entry.chunk.text[start:end]
+        key = _sentence_key(sentence)
+        inside = key.count(" ") >= 2
+        found = [label for label, text, keys in sent if key in keys or (inside and key in text)]
+        rows.append((entry.label if entry.label in found else f"{found[0]}*" if found else "-", sentence))
+    return rows
 
 
 def _sentence_key(sentence: str) -> str:

@@ -50,7 +50,7 @@ import satchel
 
 from .._chunk import Chunk
 from .._errors import ConfigError, InputError, ModelError, PackError, UnknownModelError
-from .._manifest import trace_reasons
+from .._manifest import trace_reasons, worded_reason
 from .._pack import Packer
 from .._roles import check_role_caps
 from ..cli.answering import option, resolve_pack_model
@@ -718,15 +718,14 @@ def create_app(
 
         def run() -> dict[str, Any]:
             result = _pack(candidates, question, opts)
-            rows = result.whereabouts(wanted)
             entry = result.entry(wanted)
             return {
                 "id": entry.id,
                 "status": entry.status,
                 "stage": entry.stage,
                 "label": entry.label,
-                "reason": trace_reasons(result.to_dict())[entry.id],
-                "sentences": [{"where": where, "text": text} for where, text in rows],
+                "reason": worded_reason(result, entry),  # (one entry's, not the whole pack's dict)
+                "sentences": [{"where": where, "text": text} for where, text in result.whereabouts(wanted)],
             }
 
         return await run_in_threadpool(run)
