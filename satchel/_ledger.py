@@ -32,6 +32,7 @@ from ._sentences import (
     _is_key,
     _sentence,
     code_of,
+    may_hold_code,
     normalise,
     split_sentences,
 )
@@ -334,7 +335,7 @@ class Ledger:
         seen = list(map(sent.get, split.normal))  # only sentences of MIN_SENTENCE_WORDS are in it
         for k, where in cut.items():
             seen[k] = where
-        if self._code:  # (code was sent: most packs send none)
+        if self._code and may_hold_code(text):  # (code was sent, and this text may hold some)
             self._keep_other_code(text, split, seen)
         if own:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
@@ -397,13 +398,11 @@ class Ledger:
 
     def _note_code(self, text: str, new: Sequence[str]) -> None:
         """Note the code of each sentence of ``text`` first sent now (``new``, normalised)."""
-        split = self._cache.split(text)
-        for key in new:
-            # (a key given for the text, not of its split, as record allows: no code is noted)
-            if ("`" in key or "~" in key) and key in split.normal:
-                code = code_of(_sentence(text, split, split.normal.index(key)))
-                if code:
-                    self._code[key] = code
+        split, new_keys = self._cache.split(text), set(new)
+        # (a key given for the text that is not one of its split's, as record allows, notes none)
+        for k, key in enumerate(split.normal):
+            if key in new_keys and may_hold_code(key) and (code := code_of(_sentence(text, split, k))):
+                self._code.setdefault(key, code)
 
     def _note_context(self, normal: Sequence[str]) -> None:
         """Note, for each sentence of ``normal`` (a text's sentences, normalised, in order, short
@@ -527,7 +526,7 @@ class Ledger:
         new = list(itertools.filterfalse(sent.__contains__, keys))
         for key in new:  # (most texts add two or three: a dict of them made and merged cost more)
             sent[key] = source_id
-        if ("`" in text or "~" in text) and new:  # (found in C: most texts hold no code)
+        if new and may_hold_code(text):
             self._note_code(text, new)
         if self._indexing:
             self._unindexed.append(new)

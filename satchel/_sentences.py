@@ -442,13 +442,19 @@ def _fenced(text: str, start: int = 0, end: int | None = None) -> bool:
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 
 
+def may_hold_code(text: str) -> bool:
+    """Whether ``text`` may hold code (see code_of): a backtick or a tilde (found in C; most
+    texts hold neither)."""
+    return "`" in text or "~" in text
+
+
 def code_of(text: str) -> tuple[str, ...]:
     """The code ``text`` holds, as written: its fenced blocks, then its spans of inline code
     outside them, each without its lines' trailing whitespace or carriage returns; () for
     text without a backtick or a tilde (most). Where normalising folds case and spaces,
     code keeps them: ``ls -a`` is not ``ls -A``, nor two lines indented otherwise the same
     program (they read as copies, and one version of the code was never sent)."""
-    if "`" not in text and "~" not in text:
+    if not may_hold_code(text):
         return ()
     blocks = _code_blocks(text)
     parts = [text[start:end] for start, end in blocks]
