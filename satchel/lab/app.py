@@ -168,8 +168,8 @@ class ModelSlot:
                     # (a local model registers its own window and vocabulary here)
                     self.pack_model = resolve_pack_model(self.spec, client, named_by=self._named_by)
                 # (a local model by its registry name, a server model by the name it is served as)
-                own = getattr(client, "name", None) if callable(getattr(client, "register", None)) else None
-                own = own or getattr(client, "model", None)
+                local = callable(getattr(client, "register", None))
+                own = getattr(client, "name" if local else "model", None)
                 self.answering = own if isinstance(own, str) else None
                 self._client = client
             return self._client
