@@ -588,6 +588,7 @@ class Packer:
             near=self.near_duplicate if "near" in self._stages else None,
             sentences=sentences,
             places=places,
+            documents=[c.doc_id for c in retrieval],
         )
 
     @property

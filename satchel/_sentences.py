@@ -973,6 +973,12 @@ class SentenceCache:
         return key
 
     @property
+    def repeats(self) -> set[str]:
+        """The normalised sentences split here that count as repeats (MIN_SENTENCE_WORDS), each
+        once. Read, not changed, by its users."""
+        return self._keys
+
+    @property
     def short_answers(self) -> set[str]:
         """The normalised sentences split here too short to count as repeats that answer or
         qualify the sentence before them ("No.", "Not anymore.", "It is.", "$5 only."; see

@@ -2044,3 +2044,140 @@ def test_a_copy_of_a_copy_whose_text_was_sent_does_not_say_it_was_not():
     r = satchel.pack(chunks, "q?")
     assert r.entry("b").duplicate_of == "a"
     assert r.entry("c").reason == "duplicate: exact copy of b, which ranks higher"
+
+
+# --- one sentence stated otherwise by two texts that share a passage ------------------------
+
+_STADIUM = (
+    "The stadium will host the home games of the city football club from next season. "
+    "Construction of the $1.8 billion stadium began in September 2017 and is expected to end in 2020. "
+    "Its roof can be closed in under eight minutes, and the pitch slides out on rails."
+)
+_BEFORE = (
+    "Planning for a new home ground began after the old arena failed an inspection in 2012. "
+    "Several sites near the river were studied before the council settled on the rail yards. "
+    "Local residents raised concerns about traffic on match days during the public hearings. "
+)
+_AFTER = (
+    " Tickets for the opening match will go on sale in the spring through the club's website. "
+    "Season ticket holders from the old arena keep priority for the first two seasons. "
+    "The club also plans a museum of its history beside the main entrance of the ground."
+)
+
+
+def _editions(old_sentence: str, new_sentence: str) -> list[dict[str, str]]:
+    """Two editions of one page, windowed apart: too unlike as wholes to meet as
+    near-duplicates, with one passage in common and one sentence in it changed."""
+    old = _BEFORE + _STADIUM
+    new = _STADIUM.replace(old_sentence, new_sentence) + _AFTER
+    assert new != _STADIUM + _AFTER or old_sentence == new_sentence
+    return [{"id": "old", "text": old}, {"id": "new", "text": new}]
+
+
+@pytest.mark.parametrize(
+    ("old_sentence", "new_sentence"),
+    [
+        ("the $1.8 billion stadium", "the $1.9 billion stadium"),  # a number changed
+        ("is expected to end in 2020", "is expected to end in 2021"),
+        ("is expected to end", "is not expected to end"),  # a negation put in
+        ("is expected to end", "isn't expected to end"),
+    ],
+)
+def test_one_sentence_stated_otherwise_marks_both_conflicting(old_sentence, new_sentence):
+    cands = _editions(old_sentence, new_sentence)
+    found = find_duplicates([c["text"] for c in cands])
+    assert found.duplicate_of == {}  # (too unlike as wholes: the near stage does not meet them)
+    result = satchel.pack(cands, "When will the stadium be finished?")
+    assert result.entry("old").conflicts_with == ("new",) and result.entry("new").conflicts_with == ("old",)
+    assert result.entry("old").kept and result.entry("new").kept  # both stay: their sentences differ
+    assert "conflicts with new (S" in result.trace()
+
+
+def test_cannot_is_no_negation_put_in():
+    # "can" / "cannot" differ in a word, not by "not" put in before one: no version key of theirs
+    # leaves a negation out ("cannot" keeps its "not")
+    groups = _dedupe.version_groups(
+        ["it can be closed in under eight minutes.", "it cannot be closed in under eight minutes."]
+    )
+    assert groups == []
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["two places changed", "no passage in common", "short sentence", "one document", "one text states both"],
+)
+def test_sentences_of_one_pattern_are_not_marked(case):
+    cands = _editions(
+        "the $1.8 billion stadium began in September 2017", "the $1.9 billion stadium began in September 2018"
+    )
+    if case == "two places changed":
+        pass  # two numbers changed: most often two statements of one pattern
+    elif case == "no passage in common":
+        # two squadrons, each on its own page: "VP-29 was ..." / "VP-25 was ..."
+        cands = [
+            {
+                "id": "a",
+                "text": _BEFORE + "VP-29 was a patrol squadron of the United States Navy during the war.",
+            },
+            {
+                "id": "b",
+                "text": "VP-25 was a patrol squadron of the United States Navy during the war." + _AFTER,
+            },
+        ]
+    elif case == "short sentence":
+        cands = [
+            {"id": "a", "text": _BEFORE + "Champions: 1966-67 season."},
+            {"id": "b", "text": _BEFORE.split(". ")[0] + ". Champions: 1970-71 season." + _AFTER},
+        ]
+    elif case == "one document":
+        cands = _editions("the $1.8 billion stadium", "the $1.9 billion stadium")
+        cands = [{**c, "doc_id": "page"} for c in cands]
+    else:
+        cands = _editions("the $1.8 billion stadium", "the $1.9 billion stadium")
+        cands[1]["text"] += (
+            " Construction of the $1.8 billion stadium began in September 2017"
+            " and is expected to end in 2020."
+        )
+    result = satchel.pack(cands, "When will the stadium be finished?")
+    assert all(e.conflicts_with == () for e in result.manifest), [
+        (e.id, e.conflicts_with) for e in result.manifest
+    ]
+
+
+def test_stated_otherwise_reads_the_sentences_word_for_word():
+    assert _dedupe.stated_otherwise("over 132 million followers.", "over 135 million followers.")
+    assert _dedupe.stated_otherwise("it is included.", "it is not included.")
+    assert _dedupe.stated_otherwise("it is never included.", "it is included.")
+    assert not _dedupe.stated_otherwise("q1 revenue was $5m.", "q2 revenue was $6m.")
+    assert not _dedupe.stated_otherwise("it is included.", "it is not yet included.")
+    groups = _dedupe.version_groups(
+        [
+            "it is included.",
+            "it is not included.",
+            "it isn't included.",
+            "costs $2.99 a month.",
+            "costs $13.49 a month.",
+            "other.",
+        ]
+    )
+    assert groups == [
+        ["it is included.", "it is not included.", "it isn't included."],
+        ["costs $2.99 a month.", "costs $13.49 a month."],
+    ]
+
+
+def test_editions_in_real_data_are_marked():
+    # nq-open-oracle holds two editions of some Wikipedia paragraphs ("the $1.8 billion stadium" /
+    # "the $1.9 billion stadium"); each windowed with another paragraph, as wholes they are too
+    # unlike to meet as near-duplicates, and only the changed sentence tells they disagree
+    path = _data.data_dir() / _data.NQ_FILE
+    if not path.is_file():
+        pytest.skip(f"{path} not found; put ../shared beside the repo (or set SATCHEL_DATA)")
+    paragraphs_ = _data.gold_paragraphs(_data.load_nq(path))
+    old = next(p for p in paragraphs_ if "$1.8 billion stadium" in p)
+    new = next(p for p in paragraphs_ if "$1.9 billion stadium" in p)
+    filler = [p for p in paragraphs_ if "stadium" not in p]
+    cands = [{"id": "old", "text": old + " " + filler[0]}, {"id": "new", "text": filler[1] + " " + new}]
+    assert find_duplicates([c["text"] for c in cands], near=None).conflicts == {}
+    result = satchel.pack(cands, "How much did the stadium cost?")
+    assert result.entry("old").conflicts_with == ("new",)
