@@ -8,6 +8,7 @@ gets exactly one :class:`ManifestEntry`, kept or dropped, with its reason.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from ._budget import Budget
 from ._chunk import Chunk, is_gap, plain
+from ._dedupe import stated_otherwise, version_groups
 from ._errors import InputError, PackError
 from ._models import get_model
 from ._sentences import normalise, split_sentences
@@ -224,12 +226,14 @@ class PackResult:
         entry = self.entry(chunk_id)
         where = entry.label or "not sent"
         lines = [f"{entry.id}: {entry.status} at {entry.stage} ({where}): {worded_reason(self, entry)}"]
+        otherwise = _stated_otherwise(self, entry)
         for mark, sentence in _whereabouts(self, entry):
-            shown = " ".join(sentence.split())
-            lines.append(f"  {mark:<6} {shown if len(shown) <= 160 else shown[:159] + '…'}")
+            lines.append(f"  {mark:<6} {_shown(sentence)}")
+            for other, theirs in otherwise.get(normalise(sentence), ()):
+                lines.append(f"  {'≠':<6} {other.id} ({other.label or 'not sent'}) says: {_shown(theirs)}")
         lines.append(
             "  (each sentence: the label of its own source, another source's with *, or - where "
-            "the prompt does not hold it)"
+            "the prompt does not hold it; ≠: a version it conflicts with states it otherwise)"
         )
         return "\n".join(lines)
 
@@ -262,6 +266,35 @@ def _whereabouts(result: PackResult, entry: ManifestEntry) -> list[tuple[str, st
         found = [label for label, text, keys in sent if key in keys or (inside and key in text)]
         rows.append((entry.label if entry.label in found else f"{found[0]}*" if found else "-", sentence))
     return rows
+
+
+def _shown(sentence: str) -> str:
+    """A sentence on one line of :meth:`PackResult.explain`, cut at 160 characters."""
+    shown = " ".join(sentence.split())
+    return shown if len(shown) <= 160 else shown[:159] + "…"
+
+
+def _stated_otherwise(result: PackResult, entry: ManifestEntry) -> dict[str, list[tuple[ManifestEntry, str]]]:
+    """Each normalised sentence of ``entry``'s text that a candidate it conflicts with states
+    otherwise (see satchel._dedupe.stated_otherwise), with that candidate and its sentence as
+    written: where two versions as a whole differ, or where they share a passage and
+    disagree in one sentence of it, the sentence that tells them apart."""
+    if entry.chunk is None or not entry.conflicts_with:
+        return {}
+    mine = {normalise(entry.chunk.text[s:e]) for s, e in split_sentences(entry.chunk.text)}
+    found: dict[str, list[tuple[ManifestEntry, str]]] = {}
+    for other in map(result.entry, entry.conflicts_with):
+        if other.chunk is None:
+            continue
+        theirs = {
+            normalise(other.chunk.text[s:e]): other.chunk.text[s:e]
+            for s, e in split_sentences(other.chunk.text)
+        }
+        for group in version_groups(mine | theirs.keys()):
+            for a, b in itertools.product(mine.intersection(group), theirs.keys() - mine):
+                if b in group and stated_otherwise(a, b):
+                    found.setdefault(a, []).append((other, theirs[b]))
+    return found
 
 
 def _sentence_key(sentence: str) -> str:

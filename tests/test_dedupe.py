@@ -2181,3 +2181,14 @@ def test_editions_in_real_data_are_marked():
     assert find_duplicates([c["text"] for c in cands], near=None).conflicts == {}
     result = satchel.pack(cands, "How much did the stadium cost?")
     assert result.entry("old").conflicts_with == ("new",)
+
+
+def test_explain_shows_the_sentence_stated_otherwise():
+    result = satchel.pack(_editions("the $1.8 billion stadium", "the $1.9 billion stadium"), "How much?")
+    lines = result.explain("new").splitlines()
+    at = next(k for k, line in enumerate(lines) if "$1.9 billion" in line)
+    assert lines[at].split()[0] == "S2"
+    assert (
+        lines[at + 1].split()[:4] == ["≠", "old", "(S1)", "says:"] and "$1.8 billion stadium" in lines[at + 1]
+    )
+    assert sum("≠" in line for line in lines[1:-1]) == 1  # (the shared and the own sentences have none)

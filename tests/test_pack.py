@@ -1535,7 +1535,11 @@ def test_explain_shows_where_the_prompt_holds_each_sentence_of_a_candidate():
         "plus-price-2026: kept at admit (S4): admitted without 1 sentence(s) already sent in "
         "plus-price-2025; conflicts with plus-price-2025 (S3)"
     )
-    assert lines[1:3] == ["  S4     Plus costs $3.99 a month.", "  S3*    There is no annual plan."]
+    assert lines[1:4] == [
+        "  S4     Plus costs $3.99 a month.",
+        "  ≠      plus-price-2025 (S3) says: Plus costs $2.99 a month.",  # (the sentence they differ in)
+        "  S3*    There is no annual plan.",
+    ]
     # a copy dropped whole: each sentence found in its original's source, "!" or "."
     copy = result.explain("returns-policy#3-copy").splitlines()
     assert [line.split()[0] for line in copy[1:3]] == ["S2*", "S2*"]
