@@ -290,9 +290,10 @@ def _stated_otherwise(result: PackResult, entry: ManifestEntry) -> dict[str, lis
             normalise(other.chunk.text[s:e]): other.chunk.text[s:e]
             for s, e in split_sentences(other.chunk.text)
         }
-        for group in version_groups(mine | theirs.keys()):
-            for a, b in itertools.product(mine.intersection(group), theirs.keys() - mine):
-                if b in group and stated_otherwise(a, b):
+        for group in map(set, version_groups(mine | theirs.keys())):
+            # (b: a sentence of theirs alone; sorted, so that the lines come in one order every run)
+            for a, b in itertools.product(group & mine, sorted(group - mine)):
+                if stated_otherwise(a, b):
                     found.setdefault(a, []).append((other, theirs[b]))
     return found
 
