@@ -226,10 +226,9 @@ class PackResult:
         entry = self.entry(chunk_id)
         where = entry.label or "not sent"
         lines = [f"{entry.id}: {entry.status} at {entry.stage} ({where}): {worded_reason(self, entry)}"]
-        otherwise = _stated_otherwise(self, entry)
-        for mark, sentence in _whereabouts(self, entry):
+        for mark, sentence, versions in explained_sentences(self, entry):
             lines.append(f"  {mark:<6} {_shown(sentence)}")
-            for other, theirs in otherwise.get(normalise(sentence), ()):
+            for other, theirs in versions:
                 lines.append(f"  {'≠':<6} {other.id} ({other.label or 'not sent'}) says: {_shown(theirs)}")
         lines.append(
             "  (each sentence: the label of its own source, another source's with *, or - where "
@@ -248,6 +247,19 @@ def worded_reason(result: PackResult, entry: ManifestEntry) -> str:
     """``entry``'s reason as the trace shows it (see trace_reasons), without the whole dict."""
     labels = {e.id: e.label for e in result.manifest}
     return entry.reason + _conflicts_note(entry.conflicts_with, labels)
+
+
+def explained_sentences(
+    result: PackResult, entry: ManifestEntry
+) -> list[tuple[str, str, list[tuple[ManifestEntry, str]]]]:
+    """What :meth:`PackResult.explain` shows of ``entry``, for a caller that lays it out
+    itself (the lab): each sentence with where the prompt holds it (see whereabouts), and
+    the candidates it conflicts with that state it otherwise, each with its sentence."""
+    otherwise = _stated_otherwise(result, entry)
+    return [
+        (where, sentence, otherwise.get(normalise(sentence), []))
+        for where, sentence in _whereabouts(result, entry)
+    ]
 
 
 def _whereabouts(result: PackResult, entry: ManifestEntry) -> list[tuple[str, str]]:

@@ -50,7 +50,7 @@ import satchel
 
 from .._chunk import Chunk
 from .._errors import ConfigError, InputError, ModelError, PackError, UnknownModelError
-from .._manifest import trace_reasons, worded_reason
+from .._manifest import explained_sentences, trace_reasons, worded_reason
 from .._pack import Packer
 from .._roles import check_role_caps
 from ..cli.answering import option, resolve_pack_model
@@ -708,8 +708,9 @@ def create_app(
 
     @app.post("/api/explain")
     async def explain(request: Request) -> dict[str, Any]:
-        # One candidate of the pack the page shows: what happened to it, and where the prompt
-        # holds each of its sentences (PackResult.whereabouts), for the Trace tab's row.
+        # One candidate of the pack the page shows: what happened to it, where the prompt
+        # holds each of its sentences (PackResult.whereabouts), and what a candidate it
+        # conflicts with says instead (PackResult.explain's ≠ lines), for the Trace tab's row.
         body = await body_of(request)
         candidates, question, opts = _pack_args(body, model=await default_model(request))
         wanted = body.get("id")
@@ -725,7 +726,15 @@ def create_app(
                 "stage": entry.stage,
                 "label": entry.label,
                 "reason": worded_reason(result, entry),  # (one entry's, not the whole pack's dict)
-                "sentences": [{"where": where, "text": text} for where, text in result.whereabouts(wanted)],
+                # (each with the versions of it that candidates it conflicts with state)
+                "sentences": [
+                    {
+                        "where": where,
+                        "text": text,
+                        "otherwise": [{"id": o.id, "label": o.label, "text": said} for o, said in versions],
+                    }
+                    for where, text, versions in explained_sentences(result, entry)
+                ],
             }
 
         return await run_in_threadpool(run)

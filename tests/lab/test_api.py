@@ -854,7 +854,14 @@ def test_explain_gives_one_candidates_sentences_and_where_each_went(client, exam
     body = {**example, "options": {"source_budget": 300}, "id": "plus-price-2026"}
     data = client.post("/api/explain", json=body).json()
     result = satchel.pack(example["candidates"], example["question"], source_budget=300)
-    assert data["sentences"] == [{"where": w, "text": t} for w, t in result.whereabouts("plus-price-2026")]
+    assert [(s["where"], s["text"]) for s in data["sentences"]] == result.whereabouts("plus-price-2026")
+    # under the sentence the two versions tell apart, what the one it conflicts with says
+    # (explain's ≠ line); none under the others
+    assert [s["otherwise"] for s in data["sentences"]] == [
+        [{"id": "plus-price-2025", "label": "S3", "text": "Plus costs $2.99 a month."}],
+        *[[]] * (len(data["sentences"]) - 1),
+    ]
+    assert data["sentences"][0]["text"] == "Plus costs $3.99 a month."
     assert (data["status"], data["label"]) == ("kept", "S4")
     assert data["reason"] == result.explain("plus-price-2026").splitlines()[0].split("(S4): ", 1)[1]
     missing = client.post("/api/explain", json={**body, "id": "nope"})

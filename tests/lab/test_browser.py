@@ -840,6 +840,7 @@ def test_a_trace_row_shows_where_each_of_its_sentences_went(open_lab, url):
     page, expected = edges_at_300(open_lab, url)
     page.get_by_role("tab", name="Trace").click()
     dropped = next(e for e in expected.manifest if e.status == "dropped" and e.reason.startswith("duplicate"))
+    versions: list[str] = []
     for entry in (dropped, next(e for e in expected.manifest if e.sentences_removed and e.status == "kept")):
         page.click(f'#trace-table tbody tr[data-id="{entry.id}"]')
         page.wait_for_selector("#trace-explain .explain-sentences", timeout=WAIT_MS)
@@ -849,7 +850,14 @@ def test_a_trace_row_shows_where_each_of_its_sentences_went(open_lab, url):
             timeout=WAIT_MS,
         )
         rows = page.locator("#trace-explain li").evaluate_all(
-            "ls => ls.map(l => [l.dataset.where, l.lastChild.textContent])"
+            "ls => ls.map(l => [l.dataset.where, l.querySelector('.text').textContent,"
+            " [...l.querySelectorAll('.otherwise')].map(o => o.textContent)])"
         )
-        assert [tuple(r) for r in rows] == expected.whereabouts(entry.id)
-        assert any(where != entry.label for where, _ in rows)  # (something went elsewhere, or nowhere)
+        assert [(where, text) for where, text, _ in rows] == expected.whereabouts(entry.id)
+        assert any(where != entry.label for where, _, _ in rows)  # (something went elsewhere, or nowhere)
+        # under a sentence a conflicting candidate states otherwise, explain's ≠ line
+        lines = expected.explain(entry.id).splitlines()
+        said = [f"≠ {line.split(None, 1)[1]}" for line in lines if line.lstrip().startswith("≠ ")]
+        assert [o for _, _, otherwise in rows for o in otherwise] == said
+        versions += said
+    assert versions  # (the kept one conflicts with another version, in one sentence)

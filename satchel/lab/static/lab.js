@@ -340,8 +340,12 @@ async function explainRow(id) {
     el("ol", { class: "explain-sentences" }, ...data.sentences.map((s) =>
       el("li", { "data-where": s.where },
         el("span", { class: `where ${s.where === "-" ? "none" : s.where.endsWith("*") ? "other" : "own"}` }, s.where),
-        s.text))),
-    el("p", { class: "note" }, "Each sentence: the label of its own source, another source's with *, or – where the prompt does not hold it."),
+        el("div", { class: "said" },
+          el("span", { class: "text" }, s.text),
+          // (a candidate this one conflicts with, in the sentence that tells the two apart)
+          ...s.otherwise.map((o) => el("div", { class: "otherwise", "data-id": o.id },
+            "≠ ", el("b", {}, o.id), ` (${o.label || "not sent"}) says: ${o.text}`)))))),
+    el("p", { class: "note" }, "Each sentence: the label of its own source, another source's with *, or – where the prompt does not hold it; ≠: a candidate it conflicts with states it otherwise."),
   );
 }
 
