@@ -48,6 +48,8 @@ from ._sentences import (
     _utf8,
     code_of,
     join_kept,
+    nested_otherwise,
+    nesting_of,
     normalise,
     spaced_out,
     split_around_code,
@@ -1126,7 +1128,8 @@ def find_duplicates(
             j = first.get(key)
             if j is None:
                 first[key] = i
-            elif _code_differs(texts[j], texts[i]):  # (normalised alike, the code differs)
+            elif _code_differs(texts[j], texts[i]) or _indented_otherwise(texts[j], texts[i]):
+                # (normalised alike, the code or the lines' nesting differs)
                 conflicts.setdefault(i, []).append(j)
                 conflicts.setdefault(j, []).append(i)
             else:
@@ -1280,8 +1283,8 @@ def _near_duplicates(
             # ending never reached the prompt.)
             if kind == "surroundings":
                 continue
-            if kind is None and _code_differs(text, texts[j]):
-                kind = "detail"  # (alike but for their code, where every character counts)
+            if kind is None and (_code_differs(text, texts[j]) or _indented_otherwise(text, texts[j])):
+                kind = "detail"  # (alike but for their code, where every character counts, or nesting)
             if kind is None:
                 if similarity >= near or j in same_words:
                     # (1.0 says "exact copy": a text that differs, where only its sampled
@@ -1330,6 +1333,12 @@ def _code_differs(a: str, b: str) -> bool:
         return False
     theirs = code_of(b)
     return bool(theirs) and mine != theirs
+
+
+def _indented_otherwise(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b``, which normalise alike, hold the same lines nested otherwise
+    (see nested_otherwise): normalising folds a line's indentation, which is structure."""
+    return "\n" in a and "\n" in b and a != b and nested_otherwise(nesting_of(a), nesting_of(b))
 
 
 def _met_enough(met: Counter[int], least: int, need: dict[int, int], fewest: int) -> list[int]:

@@ -27,14 +27,18 @@ from ._sentences import (
     _NUMBER_MARK,
     _OPENERS,
     OPENS_BLOCK,
+    Nesting,
     SentenceCache,
     Split,
     _is_key,
     _sentence,
     code_of,
     may_hold_code,
+    nested_otherwise,
+    nesting_of,
     normalise,
     split_sentences,
+    with_indent,
 )
 
 __all__ = ["Fresh", "Ledger"]
@@ -299,6 +303,9 @@ class Ledger:
         # the code each sent sentence that holds code holds, as written (see code_of): a
         # sentence normalised alike but for its code's case or spacing is no repeat of it
         self._code: dict[str, tuple[str, ...]] = {}
+        # the lines and their nesting of each sent sentence that spans lines (see nesting_of):
+        # one whose lines are indented otherwise (code, a nested list) is no repeat of it
+        self._nesting: dict[str, Nesting] = {}
 
     def sent_whole(self, text: str) -> list[str]:
         """Where the sentences of ``text`` were sent (each source once, sorted), when every one
@@ -337,6 +344,8 @@ class Ledger:
             seen[k] = where
         if self._code and may_hold_code(text):  # (code was sent, and this text may hold some)
             self._keep_other_code(text, split, seen)
+        if self._nesting and "\n" in text:  # (a sentence of lines was sent, and this text has lines)
+            self._keep_other_nesting(text, split, seen)
         if own:
             if own.issuperset(filter(None, seen)):  # (a merged source's text: found in C)
                 return Fresh(text, (), split.keys)
@@ -380,6 +389,25 @@ class Ledger:
         for k, key in enumerate(split.normal):
             if seen[k] is not None and key in code and code_of(_sentence(text, split, k)) != code[key]:
                 seen[k] = None
+
+    def _keep_other_nesting(self, text: str, split: Split, seen: list[str | None]) -> None:
+        """Keep (set ``seen`` to None) each sentence sent before that spans the same lines
+        as the one sent under its normalised form, indented otherwise (``return 2`` in the
+        body of an ``if`` or after it)."""
+        nesting = self._nesting
+        for k, key in enumerate(split.normal):
+            if seen[k] is not None and key in nesting:
+                lines = _lines_of(text, split.spans[k])
+                if lines is not None and nested_otherwise(lines, nesting[key]):
+                    seen[k] = None
+
+    def _note_nesting(self, text: str, new: Sequence[str]) -> None:
+        """Note the lines and nesting of each sentence of ``text`` first sent now (``new``,
+        normalised) that spans lines."""
+        split, new_keys = self._cache.split(text), set(new)
+        for k, key in enumerate(split.normal):
+            if key in new_keys and (lines := _lines_of(text, split.spans[k])) is not None:
+                self._nesting.setdefault(key, lines)
 
     def _said_before(self, split: Split, seen: list[str | None], itself: str) -> None:
         """Mark (as sent in ``itself``) each sentence of ``split`` long enough to be a repeat
@@ -528,8 +556,19 @@ class Ledger:
             sent[key] = source_id
         if new and may_hold_code(text):
             self._note_code(text, new)
+        if new and "\n" in text:
+            self._note_nesting(text, new)
         if self._indexing:
             self._unindexed.append(new)
+
+
+def _lines_of(text: str, span: tuple[int, int]) -> Nesting | None:
+    """:func:`nesting_of` the sentence of ``text`` at ``span``, from the start of its first
+    line (its indentation counts), if it spans lines; else None."""
+    start, end = span
+    if text.find("\n", start, end) == -1:
+        return None
+    return nesting_of(text[with_indent(text, start) : end])
 
 
 def _parts_words(character: str) -> bool:

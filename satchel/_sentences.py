@@ -464,6 +464,43 @@ def code_of(text: str) -> tuple[str, ...]:
     return tuple("\n".join(line.rstrip() for line in part.splitlines()) for part in parts)
 
 
+#: a line's indentation: the spaces and tabs it starts with
+_INDENT = re.compile(r"[ \t]*")
+
+#: a text's lines that hold something, each with its spacing and case folded, and each one's
+#: level of indentation (see nesting_of)
+Nesting = tuple[tuple[str, ...], tuple[int, ...]]
+
+
+def nesting_of(text: str) -> Nesting:
+    """``text``'s lines that hold something, folded as normalising folds them, and each one's
+    level: 0 for the least indented, 1 for the next indentation, and so on (a tab counts
+    as four spaces, as in Markdown). Levels, not widths: code indented with tabs, two
+    spaces or four is the same code."""
+    lines = [line for line in text.splitlines() if line and not line.isspace()]
+    widths = [len(_INDENT.match(line).group().expandtabs(4)) for line in lines]  # type: ignore[union-attr]
+    level = {width: n for n, width in enumerate(sorted(set(widths)))}
+    return tuple(" ".join(line.split()).casefold() for line in lines), tuple(level[w] for w in widths)
+
+
+def nested_otherwise(a: Nesting, b: Nesting) -> bool:
+    """Whether two texts' :func:`nesting_of` hold the same lines at other levels.
+
+    Normalising folds spacing, and with it a line's indentation, which is structure: the
+    body of a Python ``if`` or not ("    return 2" / "        return 2"), an item of a
+    nested list or of the list above it. Read as copies, one version never reached the
+    prompt. Lines that break elsewhere (prose wrapped again) are not told apart here."""
+    return a[0] == b[0] and a[1] != b[1]
+
+
+def with_indent(text: str, start: int) -> int:
+    """Where the line of ``text`` that ``start`` lies on starts, if only spaces and tabs
+    stand before ``start`` on it (a sentence's first line, with its indentation); else
+    ``start``."""
+    line = text.rfind("\n", 0, start) + 1
+    return line if not text[line:start].strip(" \t") else start
+
+
 def _code_blocks(text: str) -> list[tuple[int, int]]:
     """Where ``text``'s fenced code blocks lie, fence lines included: each from a fence to the
     next fence line of the same character, as long or longer and with nothing after it, or

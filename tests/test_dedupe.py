@@ -2192,3 +2192,51 @@ def test_explain_shows_the_sentence_stated_otherwise():
         lines[at + 1].split()[:4] == ["≠", "old", "(S1)", "says:"] and "$1.8 billion stadium" in lines[at + 1]
     )
     assert sum("≠" in line for line in lines[1:-1]) == 1  # (the shared and the own sentences have none)
+
+
+# -- indentation: structure that normalising folds ---------------------------------
+
+_IF_THEN = "def price(plan):\n    if plan.yearly:\n        return 30\n    return 3\n"
+_ALWAYS = "def price(plan):\n    if plan.yearly:\n        return 30\n        return 3\n"
+
+
+def _fates(*texts: str, question: str = "What does price return?") -> dict[str, tuple[str, tuple[str, ...]]]:
+    result = satchel.pack([{"id": f"v{n}", "text": t} for n, t in enumerate(texts, 1)], question)
+    return {e.id: (e.status, e.conflicts_with) for e in result.manifest}
+
+
+def test_code_indented_otherwise_is_no_copy():
+    # (normalised, "return 3" in the if's body or after it read alike: the second version
+    # went as a "copy in other spacing", and the code that returns 3 for every plan with
+    # it; the model never saw that the two versions differ)
+    assert _fates(_IF_THEN, _ALWAYS) == {"v1": ("kept", ("v2",)), "v2": ("kept", ("v1",))}
+    # a nested list item and the same item one level up: the same words, another list
+    plans = "Plans:\n- Basic\n  - only in the EU\n- Plus\n"
+    assert _fates(plans, plans.replace("  - only", "- only")) == {
+        "v1": ("kept", ("v2",)),
+        "v2": ("kept", ("v1",)),
+    }
+
+
+def test_code_indented_with_tabs_or_two_spaces_is_still_a_copy():
+    # (levels, not widths: the same program whatever it is indented with)
+    for other in (_IF_THEN.replace("    ", "\t"), _IF_THEN.replace("    ", "  "), _IF_THEN.upper()):
+        assert _fates(_IF_THEN, other)["v2"][0] == "dropped", other
+    # prose wrapped again keeps its indentation, and its lines break elsewhere: a copy
+    wrapped = "   The plan renews each month\n   unless it is cancelled first.\n"
+    again = "   The plan renews each month unless\n   it is cancelled first.\n"
+    assert _fates(wrapped, again)["v2"][0] == "dropped"
+
+
+def test_a_sentence_of_code_sent_indented_otherwise_is_sent_again():
+    # The same function under other prose: no copy as a whole, and the ledger read its code
+    # (one sentence: no full stop ends a line of it) as already sent.
+    first = "The price helper, as of March, in billing.py.\n\n" + _IF_THEN
+    second = "The price helper after the refactoring of the billing module.\n\n" + _ALWAYS
+    result = satchel.pack([{"id": "old", "text": first}, {"id": "new", "text": second}], "q")
+    assert result.entry("new").status == "kept"
+    assert "        return 30\n        return 3\n" in result.text
+    # indented alike (with tabs), the function is already sent: the ledger takes it out
+    tabs = second.replace(_ALWAYS, _IF_THEN.replace("    ", "\t"))
+    again = satchel.pack([{"id": "old", "text": first}, {"id": "new", "text": tabs}], "q")
+    assert "\treturn 3" not in again.text and again.entry("new").sentences_removed == 1
