@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import InputError
+from ._frameworks import document_fields
 from ._records import maker
 
 __all__ = ["ROLES", "Chunk", "Priority", "as_chunks", "as_priority", "parse_date"]
@@ -125,8 +126,9 @@ class Chunk:
         """Build a chunk from a dict with the same keys (unknown keys go to ``metadata``)."""
         if type(data) is not dict and not isinstance(data, Mapping):  # (the ABC check is slow)
             raise InputError(
-                f"a candidate must be a satchel.Chunk or a dict, got {type(data).__name__}: "
-                f"{_short(data)}; pass {{'id': ..., 'text': ...}}"
+                f"a candidate must be a satchel.Chunk, a dict or a LangChain, LlamaIndex or "
+                f"Haystack document, got {type(data).__name__}: {_short(data)}; pass "
+                "{'id': ..., 'text': ...}"
             )
         known: Mapping[str, Any] = data  # the usual dict: every key a field (the call copies it)
         if not data.keys() <= _FIELD_NAMES:
@@ -563,7 +565,12 @@ def as_chunks(candidates: Iterable[Chunk | Mapping[str, Any]]) -> tuple[Chunk, .
     from_dict = Chunk.from_dict
     for i, c in enumerate(candidates):
         try:
-            chunks.append(c if isinstance(c, Chunk) else from_dict(c))
+            if isinstance(c, Chunk):
+                chunks.append(c)
+            elif type(c) is dict or isinstance(c, Mapping):
+                chunks.append(from_dict(c))
+            else:  # (a LangChain, LlamaIndex or Haystack document, else a clear error)
+                chunks.append(from_dict(document_fields(c, i + 1) or c))
         except InputError as exc:  # where it is in the list, for a long list
             raise InputError(f"candidates[{i}]: {exc}") from None
     ids = list(map(_ID, chunks))

@@ -294,7 +294,10 @@ def test_the_shipped_example_is_a_request_file_as_any_other(capsys):
 
 @pytest.mark.parametrize(
     ("line", "problem"),
-    [("5", "a candidate must be a satchel.Chunk or a dict, got int: 5"), ('{"text": "y"}', "has no 'id'")],
+    [
+        ("5", "or Haystack document, got int: 5"),
+        ('{"text": "y"}', "has no 'id'"),
+    ],
 )
 def test_a_jsonl_line_that_is_not_a_candidate_is_named(tmp_path, capsys, line, problem):
     path = write(tmp_path, "c.jsonl", CANDIDATE + "\n" + line + "\n")

@@ -38,7 +38,7 @@ OK = {"id": "a", "text": "Some text."}
         ),
         ([{"id": "a", "text": "abc", "start": 0, "end": 3}], "without doc_id"),
         ([{"text": "no id"}], "no 'id'"),
-        (["just a string"], "must be a satchel.Chunk or a dict"),
+        (["just a string"], "must be a satchel.Chunk, a dict or a LangChain"),
         ({"id": "a", "text": "x"}, "list of chunks"),
         (None, "list of chunks or dicts, got NoneType"),
         (5, "got int"),
